@@ -1014,11 +1014,11 @@ def test_a_report_given_for_the_manifest_or_the_reverse_is_named_so(
 
 @contextlib.contextmanager
 def _backend(authorization: str | None, status: int = 200, body: bytes | None = None,
-             content_type: str = "application/json") -> Iterator[tuple[str, list]]:
+             content_type: str = "application/json", location: str | None = None) -> Iterator[tuple[str, list]]:
     """A loopback stand-in for Phoenix's annotations and Langfuse's scores (its ``host:port``, and ``(headers,
     body)`` of each request): a request without ``authorization`` (when given) is answered 401; else ``status``
-    with ``body`` (``content_type``), by default Phoenix's answer (one id per annotation), which Langfuse's client
-    does not read."""
+    with ``body`` (``content_type``; a ``location`` header when given), by default Phoenix's answer (one id per
+    annotation), which Langfuse's client does not read."""
     import http.server
 
     got: list = []
@@ -1035,6 +1035,8 @@ def _backend(authorization: str | None, status: int = 200, body: bytes | None = 
                                      }).encode()
             self.send_response(code)
             self.send_header("content-type", content_type)
+            if location is not None:
+                self.send_header("location", location)
             self.send_header("content-length", str(len(answer)))
             self.end_headers()
             self.wfile.write(answer)
@@ -1083,6 +1085,26 @@ def test_a_urls_user_info_is_sent_as_basic_auth_and_never_shown(tmp_path: Path, 
     err = capsys.readouterr().err
     assert f"1 sent to {to} http://[REDACTED]@{hostport}" in err and "HTTP 401" in err, err
     assert not any(secret in err for secret in ("p%40ss", "p@ss", "w0rd", "wrong-pass", "uzr9")), err
+
+
+@pytest.mark.parametrize("to", ["phoenix", "langfuse"])
+@pytest.mark.parametrize("status", [301, 302, 303, 307])
+def test_a_redirect_is_not_followed_with_the_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str], to: str,
+                                                         status: int) -> None:
+    """A backend answering a redirect to another host: not followed, so the credentials (here the URL's user info,
+    as Basic auth) reach only the host they were given for. urllib followed a POST's 301/302/303 as a GET with
+    every header, ``Authorization`` included, to whatever ``Location`` named. Exit 1, the redirect named."""
+    for variable in ("PHOENIX_API_KEY", "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    with _backend(None) as (elsewhere, stolen):
+        with _backend(None, status=status, body=b"", location=f"http://{elsewhere}/steal") as (hostport, got):
+            assert annotate(str(_placed_report(tmp_path)), "--to", to, "-o", f"http://ann:pw-never@{hostport}",
+                            "--wait", "0") == 1
+    assert len(got) == 1 and not stolen
+    err = capsys.readouterr().err
+    assert f"answered {status} (a redirect to 'http://{elsewhere}/steal'), not followed" in err, err
+    assert "pw-never" not in err, err
 
 
 def test_phoenix_user_info_and_a_key_together_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

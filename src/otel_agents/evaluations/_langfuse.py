@@ -19,6 +19,7 @@ import urllib.request
 import uuid
 from typing import Any, Sequence
 
+from ..exporters._accepted import open_unfollowed
 from ._phoenix import Delivery, error_detail
 from ._results import EvaluationResult
 
@@ -99,7 +100,7 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
         data = json.dumps(score(result), ensure_ascii=False).encode("utf-8")
         request = urllib.request.Request(base + SCORES_PATH, data=data, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=timeout):  # noqa: S310 - a configured URL
+            with open_unfollowed(request, timeout):
                 pass  # the status says accepted; the body is not read (an endless one held this call)
             delivery.sent += 1
         except urllib.error.HTTPError as exc:

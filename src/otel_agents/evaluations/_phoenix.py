@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .._spans.redaction import excerpt, redact_url
-from ..exporters._accepted import read_answer
+from ..exporters._accepted import open_unfollowed, read_answer, redirect
 from ._results import EvaluationResult
 
 ENV_PHOENIX_ENDPOINT = "PHOENIX_COLLECTOR_ENDPOINT"
@@ -131,7 +131,11 @@ ERROR_DETAIL_CHARS = 300
 def error_detail(exc: urllib.error.HTTPError, timeout: float) -> str:
     """The start of an error answer's body (at most :data:`ERROR_DETAIL_CHARS` characters), read no further and
     within ``timeout`` seconds (:func:`~otel_agents.exporters._accepted.read_answer`): an endless, huge or trickling
-    error body costs one bounded read; ``(its body not read: why)`` when it was not read so."""
+    error body costs one bounded read; ``(its body not read: why)`` when it was not read so. A redirect is not
+    followed (:func:`~otel_agents.exporters._accepted.open_unfollowed`: its request carried the key): its
+    ``Location`` is named instead."""
+    if 300 <= exc.code < 400:
+        return f"{redirect(exc.code, exc.headers.get('location'))}, not followed: give the URL it names"
     try:
         start = read_answer(exc, timeout, 4 * ERROR_DETAIL_CHARS, start=True)
     except (ValueError, OSError) as why:  # OSError: an error urllib made up has no socket (fileno)
@@ -147,7 +151,7 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: f
     while True:
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - a configured URL
+            with open_unfollowed(request, timeout) as response:
                 return _not_phoenix(response, len(payload["data"]), timeout)
         except urllib.error.HTTPError as exc:
             detail = error_detail(exc, timeout)

@@ -21,7 +21,8 @@ and its per-signal variables: an entry point giving an authenticated ``requests.
 its answers are not read (:attr:`Answers.session` is ``None``).
 
 A sender on urllib (``ecp collect --forward``) reads an answer with :func:`read_answer` (bounded in bytes and in
-time) and the same :func:`partial_success`, and names a redirect it does not follow with :func:`redirect`.
+time) and the same :func:`partial_success`, sends through :func:`open_unfollowed` and names the redirect it does
+not follow with :func:`redirect`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import json
 import os
 import socket
 import threading
+import urllib.request
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -148,6 +150,31 @@ def partial_success(body: bytes, content_type: str | None, signal: str = "spans"
     except Exception:  # noqa: BLE001 - not protobuf: no partial success
         return 0, ""
     return getattr(message.partial_success, key), message.partial_success.error_message
+
+
+class _NotFollowed(urllib.request.HTTPRedirectHandler):
+    """A 3xx is answered as an :class:`urllib.error.HTTPError`, not followed."""
+
+    def redirect_request(self, *args: Any) -> None:
+        return None
+
+
+def open_unfollowed(request: urllib.request.Request, timeout: float) -> Any:
+    """``urlopen(request)`` that does not follow a redirect: a 3xx raises :class:`urllib.error.HTTPError` (name it
+    with :func:`redirect`). urllib follows a POST's 301/302/303 as a GET with every header of the request, its
+    ``Authorization`` (a key, the URL's user info) included, to whatever host ``Location`` names; the senders on
+    urllib (``ecp collect --forward``, ``ecp annotate --to phoenix/langfuse``) send it to the host they were given
+    only, as the OTLP exporters (``requests``, ``allow_redirects=False``) do.
+
+    Returns:
+        The ``http.client.HTTPResponse`` of a 1xx/2xx answer (a context manager).
+    Raises:
+        urllib.error.HTTPError: a 3xx, 4xx or 5xx answer; OSError: the connection failed.
+    """
+    return _OPENER.open(request, timeout=timeout)  # noqa: S310 - a URL the user configured
+
+
+_OPENER = urllib.request.build_opener(_NotFollowed)
 
 
 def redirect(status: int, location: str | None) -> str:

@@ -288,14 +288,9 @@ class Forwarder:
         import urllib.error
         import urllib.request
 
-        from ..exporters._accepted import redirect
+        from ..exporters._accepted import open_unfollowed, redirect
         from ..exporters._reach import lookup_problem
 
-        class NotFollowed(urllib.request.HTTPRedirectHandler):  # a 3xx is then an HTTPError
-            def redirect_request(self, *args: Any) -> None:
-                return None
-
-        opener = urllib.request.build_opener(NotFollowed)
         while (raw := self._queue.get()) is not None:
             body, kind, encoding = raw
             with self._lock:
@@ -314,7 +309,7 @@ class Forwarder:
                 headers["Content-Encoding"] = encoding
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
             try:
-                with opener.open(request, timeout=self.timeout) as response:  # noqa: S310 - the user's URL
+                with open_unfollowed(request, self.timeout) as response:
                     self.sent += 1
                     self._answered(response)
             except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
