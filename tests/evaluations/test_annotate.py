@@ -1107,6 +1107,22 @@ def test_a_redirect_is_not_followed_with_the_credentials(tmp_path: Path, monkeyp
     assert "pw-never" not in err, err
 
 
+def test_the_demos_phoenix_line_escapes_the_backends_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """``otel-agents demo --phoenix``: the line a refused annotation gets quotes Phoenix's answer; a hostile one (a
+    right-to-left override, an escape sequence) is shown as its escapes, as ``ecp annotate`` shows it."""
+    from otel_agents.cli.demo import Run, annotate as demo_annotate
+
+    monkeypatch.delenv("PHOENIX_API_KEY", raising=False)
+    report = json.loads(_placed_report(tmp_path).read_text(encoding="utf-8"))
+    run = Run("langchain", "agent", tmp_path, report=report)
+    with _backend(None, status=400, body=json.dumps({"detail": HOSTILE}, ensure_ascii=False).encode()) as (hostport, _):
+        demo_annotate(run, f"http://{hostport}")
+    out = capsys.readouterr().out
+    assert "langchain agent: 0 checks annotated in Phoenix (1 traces not annotated:" in out, out
+    assert "\\u202egnp.exe" in out and not any(c in out for c in BIDI), out
+
+
 def test_phoenix_user_info_and_a_key_together_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     """User info (Basic) and ``PHOENIX_API_KEY`` (Bearer) both: one ``Authorization`` header holds one, so neither

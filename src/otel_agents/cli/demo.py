@@ -551,7 +551,9 @@ def annotate(r: Run, phoenix: str, console: Any = None) -> None:
     spans = read_otlp_json(trace, errors=[]) if trace.exists() else None
     delivery = annotate_phoenix(evaluation_results(r.report, spans), phoenix)
     r.annotated = delivery.sent
-    failed = f" ({len(delivery.failed)} traces not annotated: {delivery.failed[0]})" if delivery.failed else ""
+    from . import shown  # the first refusal quotes the backend's answer: nothing in it may drive the terminal
+
+    failed = f" ({len(delivery.failed)} traces not annotated: {shown(delivery.failed[0])})" if delivery.failed else ""
     print(f"  {r.framework} {_LABELS[r.attr]}: {delivery.sent} checks annotated in Phoenix"
           f"{failed}", file=console or sys.stdout, flush=True)
 
