@@ -373,3 +373,43 @@ def test_a_run_pydantic_ai_composes_gets_ours_per_run(how: str, instrumented: An
     Agent.instrument_all(False)
     agent.run_sync("order 3", deps=Deps(marker="3"))
     _check_own_runs(exporter, ["1", "2", "3"])
+
+
+@dataclass(eq=False)
+class ModelSupplier(RootSeen):
+    """A capability that can supply the agent's model (it makes no selection): PydanticAI may compose such an
+    agent's runs for the ``InstrumentedModel`` it could supply."""
+
+    def get_model(self) -> Any:
+        return None
+
+
+@pytest.mark.parametrize("how", ["instrument_all", "agent.instrument", "agent model", "event hook", "model supplier"])
+def test_an_agent_composed_from_its_first_run_holds_ours_among_its_own(how: str, instrumented: Any,
+                                                                       exporter: SnapshotExporter) -> None:
+    """An agent whose runs PydanticAI composes from the first (its instrumentation on, an ``InstrumentedModel``
+    as the agent's model, event hooks, a capability that can supply the model) gets ours among its own capabilities, as a leaf the composed root keeps:
+    its runs bring no capability of ours to be composed once more (issue 40: +0.71M instructions a run), and
+    each run is recorded once, composed or not."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from pydantic_ai.models.instrumented import InstrumentationSettings, InstrumentedModel
+
+    roots: list[Any] = []
+    agent = lookup_agent(capabilities=[(ModelSupplier if how == "model supplier" else RootSeen)(roots)])
+    model = agent.model
+    if how == "model supplier":
+        pass
+    elif how == "agent model":
+        agent.model = InstrumentedModel(model, InstrumentationSettings(tracer_provider=TracerProvider()))
+    else:
+        _compose(agent, how)
+    agent.run_sync("order 1", deps=Deps(marker="1"))
+    agent.run_sync("order 2", deps=Deps(marker="2"))
+    assert ours_in(agent) == 1 and not isinstance(agent.root_capability, _capability.ObservedCapabilities)
+    assert instrumented._installation.agents.holds(agent, {})  # no capability of ours for the run
+    assert [sum(leaf.id == "otel_agents" for leaf in leaf_capabilities(root)) for root in roots] == [1, 1]
+    agent.instrument = None
+    agent.model = model
+    Agent.instrument_all(False)
+    agent.run_sync("order 3", deps=Deps(marker="3"))
+    _check_own_runs(exporter, ["1", "2", "3"])

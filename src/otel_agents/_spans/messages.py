@@ -40,8 +40,9 @@ import binascii
 import functools
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import Any, Iterable, Sequence, Union
 
 from ..semconv import attributes as A
 from .redaction import REDACTED

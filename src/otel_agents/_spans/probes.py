@@ -36,24 +36,7 @@ def attr(obj: Any, name: str, default: Any = None) -> Any:
     raise. Every other name, and every other object (a pydantic dataclass, pydantic v1, a class with its own
     ``__getattr__``), is asked with ``getattr``. Which names a class defines is worked out once per class.
     """
-    names = _READINGS.get(type(obj), _UNSEEN)
-    if names is _UNSEEN:
-        names = _reading(type(obj))
-    return _read(obj, name, default, names)
-
-
-def _read(obj: Any, name: str, default: Any, names: Any) -> Any:
-    """:func:`attr` once ``type(obj)``'s reading (:func:`_reading`) is known."""
-    try:
-        if names is None or names is _KEYS or name in names:
-            return getattr(obj, name, default)
-        value = obj.__dict__.get(name, _UNSEEN)
-        if value is _UNSEEN:
-            extra = obj.__pydantic_extra__
-            value = extra.get(name, default) if extra else default
-        return value
-    except Exception:  # noqa: BLE001 - a hostile __getattr__/property: the attribute is not there for us
-        return default
+    return field(obj, name, default, keys=False)
 
 
 def has_attr(obj: Any, name: str) -> bool:
@@ -62,21 +45,29 @@ def has_attr(obj: Any, name: str) -> bool:
     return attr(obj, name, _UNSEEN) is not _UNSEEN
 
 
-def field(obj: Any, name: str, default: Any = None) -> Any:
+def field(obj: Any, name: str, default: Any = None, *, keys: bool = True) -> Any:
     """``obj.get(name, default)`` for a mapping (a request body, a wire dict), else :func:`attr`: how SDK
-    and protocol objects that arrive either as dicts or as pydantic models are read. Never raises."""
+    and protocol objects that arrive either as dicts or as pydantic models are read. Never raises.
+    ``keys=False``: a mapping's attribute too (what :func:`attr` is; written here once, so the read of a
+    model's field costs ``field`` no second call: instrumentors read dozens a model call)."""
     cls = type(obj)
-    if cls is dict:
+    if cls is dict and keys:
         return obj.get(name, default)
     how = _READINGS.get(cls, _UNSEEN)
     if how is _UNSEEN:
         how = _reading(cls)
-    if how is _KEYS:
-        try:
+    try:
+        if how is _KEYS and keys:
             return obj.get(name, default)
-        except Exception:  # noqa: BLE001 - a hostile mapping
-            return default
-    return _read(obj, name, default, how)
+        if how is None or how is _KEYS or name in how:
+            return getattr(obj, name, default)
+        value = obj.__dict__.get(name, _UNSEEN)
+        if value is _UNSEEN:
+            extra = obj.__pydantic_extra__
+            value = extra.get(name, default) if extra else default
+        return value
+    except Exception:  # noqa: BLE001 - a hostile mapping, __getattr__ or property: not there for us
+        return default
 
 
 _UNSEEN = object()

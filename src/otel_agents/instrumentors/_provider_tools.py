@@ -21,7 +21,8 @@ the framework's own module. Pure functions, no spans.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Mapping
+from typing import Any, Iterable
 
 from .._spans import ToolDefinition
 

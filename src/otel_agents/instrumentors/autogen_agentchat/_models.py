@@ -17,7 +17,8 @@ package's docstring (:mod:`otel_agents.instrumentors.autogen_agentchat`).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, guard, instrumentation_enabled, media_part,

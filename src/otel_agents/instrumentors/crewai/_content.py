@@ -16,8 +16,9 @@ function-calling LLM (OpenAI ``{"type": "function", "function": {...}}`` or a fl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from ... import _spans as S
 

@@ -20,8 +20,9 @@ custom LLM that emits no events still gets its span from the ``call`` wrapper.)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import Any, Mapping
+from typing import Any
 
 from ..._spans import ChatMessage, Part, SemanticSpan, ToolCallRequest, ToolDefinition, Usage, guard
 from ..._spans.messages import json_arguments

@@ -31,7 +31,8 @@ fields at any depth. Media are media parts
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..._spans import (BlobPart, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
                        ToolCallResponsePart, UriPart, media_part, modality_of)

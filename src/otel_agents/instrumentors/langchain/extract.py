@@ -16,7 +16,8 @@ shape; ``llm_output["token_usage"]`` is the older, provider-shaped one.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Iterable, Sequence
 
 from ..._spans import ChatMessage, ToolDefinition, Usage, output_type_of, probes
 from ..._spans.messages import genai_part

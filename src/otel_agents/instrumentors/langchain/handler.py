@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Any, Hashable, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Hashable, Sequence
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler

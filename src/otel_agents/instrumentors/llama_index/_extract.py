@@ -11,8 +11,9 @@ the never-raise guard.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
 from pydantic import BaseModel
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace

@@ -19,7 +19,8 @@ answered (the terminal event's response: the tier that served it) go to ``openai
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..._spans import (ChatMessage, FilePart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part, output_type_of)

@@ -32,8 +32,9 @@ import asyncio
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
 from agents.tracing import TracingProcessor, get_current_span, get_current_trace
 from opentelemetry import context as otel_context

@@ -125,10 +125,12 @@ place: PydanticAI dispatches every hook to every capability of a run, overridden
 not, each with a copy of the run context (1.38M instructions a run of the
 benchmark's agent for one more capability that does nothing), and a run-level capability costs it
 ~0.9M more, to compose. Our hooks sit where PydanticAI would put our capability,
-after the user's (inside their ``wrap_*`` hooks). A run that PydanticAI composes
-anyway — it brings ``capabilities=`` of its own, runs under pydantic-ai's
-instrumentation or the agent's event hooks, or the agent cannot take the
-combination — gets the capability per run instead (see :mod:`._wiring`).
+after the user's (inside their ``wrap_*`` hooks). An agent whose runs PydanticAI
+composes anyway from the first (pydantic-ai's instrumentation on, the agent's
+event hooks) gets our capability among its own instead, as before; a run that
+brings ``capabilities=`` of its own, or that PydanticAI composes of an agent
+holding the combination, or an agent that cannot take either, gets the
+capability per run (see :mod:`._wiring`).
 Verified by testing against the alternatives:
 
 * Building on pydantic-ai's instrumentation (its spans through our tracer

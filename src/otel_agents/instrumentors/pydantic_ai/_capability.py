@@ -363,7 +363,8 @@ class ObservedCapabilities(CombinedCapability[Any]):
 
     Only a run whose root is this combination reaches these hooks: PydanticAI merges a combination into any
     it composes (a run's own capabilities, its instrumentation, ...), so such a run gets ``observer`` as a
-    capability of its own instead (:meth:`~._wiring.AgentLevel.holds`).
+    capability of its own instead (:meth:`~._wiring.AgentLevel.holds`), and an agent whose runs are composed
+    from the first gets ``observer`` among its capabilities (:meth:`~._wiring.AgentLevel._attach`).
     """
 
     observer: Any = field(default=None, kw_only=True, repr=False)

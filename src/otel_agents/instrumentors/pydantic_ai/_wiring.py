@@ -15,11 +15,16 @@
   a do-nothing one cost 1.38M instructions a run of the benchmark's agent (issue
   40, twenty-fourth round); hooks on the combination get no copy. PydanticAI also
   composes a run's capabilities anew for every run that brings one, and collects
-  what they contribute again: ~0.9M a run. A run that brings capabilities of its
-  own (``capabilities=``, ``spec=``), runs under an ``override()`` of the agent's
-  capabilities, or that PydanticAI composes for its instrumentation or the
-  agent's event hooks (:func:`_composed`: the combination is merged into the
-  composed root, and our hooks on it with it), or an agent that cannot take it
+  what they contribute again: ~0.9M a run. An agent whose runs PydanticAI
+  composes anyway (its instrumentation on at the first run, an
+  ``InstrumentedModel`` as its model, event hooks, a deferred capability or
+  one that can supply the model: :func:`_composed_agent`,
+  :meth:`AgentLevel._combinable`) gets our capability among its own instead, as
+  a leaf the composed root keeps. A run that brings capabilities of its own
+  (``capabilities=``, ``spec=``), runs under an ``override()`` of the agent's
+  capabilities, a run PydanticAI composes of an agent holding our hooks on its
+  combination (:func:`_composed`: the combination is merged into the composed
+  root, and our hooks on it with it), or an agent that cannot take it
   (:meth:`AgentLevel._accepts`) gets our capability per run instead, appended
   after the run's. ``uninstrument()`` gives each agent its own capabilities back.
 * ``StreamedRunResult._marked_completed`` (private; every completion path of a
@@ -146,7 +151,7 @@ class AgentLevel:
             entry = self._attach(agent)
         attached = entry[1]() if entry[1] is not None else None
         return attached is not None and agent._effective_root_capability() is attached \
-            and not _composed(agent, kwargs)
+            and not (isinstance(attached, ObservedCapabilities) and _composed(agent, kwargs))
 
     def _attach(self, agent: Any) -> tuple[Any, Any]:
         with self._lock:
@@ -156,7 +161,10 @@ class AgentLevel:
             root = vars(agent).get("_root_capability")
             attached = None
             if isinstance(root, CombinedCapability) and self._accepts(root):
-                attached = ObservedCapabilities([root], observer=self.capability)
+                if self._combinable(root) and not _composed_agent(agent):
+                    attached = ObservedCapabilities([root], observer=self.capability)
+                else:  # its runs are composed: ours among its capabilities, as a leaf the composed root keeps
+                    attached = CombinedCapability([root, self.capability])
                 setattr(attached, _OWN, root)
                 agent._root_capability = attached
             if len(self.held) >= self._sweep_at:
@@ -168,18 +176,23 @@ class AgentLevel:
 
     @staticmethod
     def _accepts(root: Any) -> bool:
-        """Not when an agent holds ours already (a copy of an instrumented agent), a durability capability (it
-        binds the agent's capabilities once, in its own ordering tier), a deferred capability (PydanticAI composes
-        its loader in) or one that can supply the model (it may supply an ``InstrumentedModel``, which PydanticAI
-        composes its ``Instrumentation`` in for)."""
+        """Not when an agent holds ours already (a copy of an instrumented agent) or a durability capability (it
+        binds the agent's capabilities once, in its own ordering tier)."""
         if isinstance(root, ObservedCapabilities):
             return False
         for leaf in leaf_capabilities(root):
             ordering = leaf.get_ordering()
-            if leaf.id == CAPABILITY_ID or leaf.defer_loading is True or getattr(leaf, "_can_supply_model", True) \
-                    or (ordering is not None and ordering.position == "innermost"):
+            if leaf.id == CAPABILITY_ID or (ordering is not None and ordering.position == "innermost"):
                 return False
         return True
+
+    @staticmethod
+    def _combinable(root: Any) -> bool:
+        """Whether our hooks can go on the combination of the agent's capabilities: not with a deferred capability
+        (PydanticAI composes its loader in) or one that can supply the model (it may supply an
+        ``InstrumentedModel``, which PydanticAI composes its ``Instrumentation`` in for)."""
+        return not any(leaf.defer_loading is True or getattr(leaf, "_can_supply_model", True)
+                       for leaf in leaf_capabilities(root))
 
     def detach_all(self) -> None:
         """Give each agent that holds our capability its own capabilities back (unless they changed since)."""
@@ -197,20 +210,32 @@ def _composed(agent: Any, kwargs: dict) -> bool:
     run's own capabilities (checked by the caller) and, here, for its ``Instrumentation`` (an ``InstrumentedModel``
     — an ``override()``'s, the run's or the agent's — ``agent.instrument`` or ``Agent.instrument_all``) and the
     agent's event hooks (``Agent.on_event``); ``True`` when it cannot tell. A composed root merges in the agent's
-    combination, and with it our hooks on it, so such a run gets ours per run. (A deferred capability among the
-    agent's, for which PydanticAI adds its loader, or one that supplies the model, is refused by
-    :meth:`AgentLevel._accepts`.)"""
+    combination, and with it our hooks on it, so such a run of an agent holding our hooks on its combination gets
+    ours per run. (A deferred capability among the agent's, for which PydanticAI adds its loader, or one that
+    supplies the model: see :meth:`AgentLevel._combinable`.)"""
+    if _composed_agent(agent):
+        return True
+    try:
+        override = agent._override_model.get()
+        model = override.value if override is not None else kwargs.get("model")
+    except Exception:  # noqa: BLE001 - a release without these: the run gets ours per run, as before
+        return True
+    return isinstance(model, _INSTRUMENTED_MODEL)
+
+
+def _composed_agent(agent: Any) -> bool:
+    """The part of :func:`_composed` that is the agent's own, not one run's: PydanticAI's instrumentation on (the
+    agent's ``instrument``, or ``Agent.instrument_all``'s default), an ``InstrumentedModel`` as the agent's model,
+    or event hooks; ``True`` when it cannot tell. An agent whose first run is composed gets ours among its
+    capabilities (:meth:`AgentLevel._attach`): a composed root keeps it as a leaf, so its runs are not composed
+    once more for ours (+0.71M instructions a run of the benchmark's agent, issue 40, twenty-sixth round)."""
     try:
         instrument = agent.instrument
         if instrument is None:
             instrument = type(agent)._instrument_default
-        if instrument or agent._event_hooks.has_on_event:
-            return True
-        override = agent._override_model.get()
-        model = override.value if override is not None else kwargs.get("model") or agent.model
-    except Exception:  # noqa: BLE001 - a release without these: the run gets ours per run, as before
+        return bool(instrument) or agent._event_hooks.has_on_event or isinstance(agent.model, _INSTRUMENTED_MODEL)
+    except Exception:  # noqa: BLE001 - a release without these: as composed
         return True
-    return isinstance(model, _INSTRUMENTED_MODEL)
 
 
 class _StreamEnd:
