@@ -160,8 +160,11 @@ demo: $(STAMP) $(foreach n,$(DEMO_ISOLATED),.venv-$(n)/.installed-stamp)
 # gave 13:28 against 13:20 in 2 (their collection is CPU too) and slowed the isolated suites (2026-12-06).
 # What shortens `make test` is less CPU, not more workers (scripts/cpu_per_test.py ranks the test files by
 # it, child processes included). CPU of each suite (user+sys of pytest and what it waited for,
-# measured 2026-12-07 on the shared machine, /usr/bin/time): .venv ~1,085 s (~25 s of it each worker's
-# collection), floor ~150, newest ~140, peers ~65, ADK ~40, litellm ~15; the two cores give ~1,480 s in
+# measured 2026-12-07 on the shared machine, /usr/bin/time): .venv ~1,060 s (~25 s of it each worker's
+# collection; ~1,085 measured, less what was measured of two cuts since: the demo's `ecp run`s forks of one
+# process that imported ecp-runtime, ~0.25 s each of ~55 (the whole demo's 42: 110 -> 98 s), and
+# tests/test_cache_attacks.py's 3,968 pair tests one test a group, ~10 s),
+# floor ~150, newest ~140, peers ~65, ADK ~40, litellm ~15; the two cores give ~1,480 s in
 # the main suite's 12 minutes. The floor suite, 7 minutes long, mostly waits. tests/conftest.py hands the files
 # of most CPU out first (pytest_xdist_make_scheduler): one handed out last kept a worker busy alone at the end.
 PYTEST_WORKERS ?= auto

@@ -15,7 +15,8 @@ OTEL_AGENTS = str(Path(sys.executable).parent / "otel-agents")
 
 
 def test_rows_from_another_venv_are_folded_into_one_table(tmp_path: Path) -> None:
-    """... and each row's ``ecp serve``s are forks of its fork server, in a shell's environment too: the demo gave
+    """... and each row's ``ecp serve``s are forks of its fork server, as each demo's ``ecp run``s are of its own,
+    in a shell's environment too: the demo gave
     its ``ecp run``s LITELLM_LOCAL_MODEL_COST_MAP (tests/conftest.py sets it for the suite) and not its fork
     servers, whose every client then differed: each fork exec'd ``ecp serve``, importing all again."""
     out = tmp_path / "out"
@@ -45,6 +46,9 @@ def test_rows_from_another_venv_are_folded_into_one_table(tmp_path: Path) -> Non
     for row in ("plain_python", "openai"):
         log = (out / row / "forkserver.log").read_text()
         assert "forked " in log and " execs " not in log, log
+        # each demo's three `ecp run`s: forks of its server of ecp-runtime, its log in the first row it grades
+        log = (out / row / "ecp-run.forkserver.log").read_text()
+        assert log.count("forked ") == 3 and " execs " not in log, log
 
 
 def test_a_venv_that_cannot_run_shows_error_rows_and_fails(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -99,3 +100,44 @@ def test_the_fork_server_imports_the_fold_and_its_prices_for_its_children(tmp_pa
     finally:
         server.terminate()
         assert server.wait(timeout=30) == 0
+
+
+def test_ecp_run_in_a_fork_of_a_server_that_imported_ecp_runtime(tmp_path: Path) -> None:
+    """``otel-agents demo``'s ``ecp run``s are forks of one server that imported ecp-runtime's CLI once (~0.35 s of
+    CPU each ``ecp run`` spent on it): a fork answers as the ``ecp`` script does, same output, same exit status,
+    for a graded manifest (its failed checks: status 2) and for arguments it refuses (status 2, a usage error)."""
+    faulty = tmp_path / "faulty.yaml"
+    command = [str(BIN / "otel-agents"), "ecp", "serve", f"{EXAMPLE}:faulty_agent"]
+    manifest = dict(MANIFEST, target="exec " + shlex.join(command), scenarios=MANIFEST["scenarios"][:1])
+    faulty.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+    sock = tmp_path / "s.sock"
+    log = tmp_path / "forkserver.log"
+    with open(log, "w", encoding="utf-8") as err:
+        server = subprocess.Popen([sys.executable, "-m", "otel_agents.cli.forkserver", "--serve-ecp-run", str(sock)],
+                                  stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
+    try:
+        assert server.stdout.readline().strip() == "ready"
+        results = {}
+        for how, prefix in (("forked", [sys.executable, "-I", str(FORKSERVER), str(sock)]), ("script", [])):
+            graded = subprocess.run([*prefix, str(BIN / "ecp"), "run", "--manifest", str(faulty), "--json-out",
+                                     str(tmp_path / f"{how}.json")], capture_output=True, text=True, timeout=300,
+                                    cwd=ROOT)
+            refused = subprocess.run([*prefix, str(BIN / "ecp"), "run", "--manifest", str(tmp_path / "missing.yaml")],
+                                     capture_output=True, text=True, timeout=300, cwd=ROOT)
+            report = json.loads((tmp_path / f"{how}.json").read_text())
+            logged = [re.sub(r"^\d\d:\d\d:\d\d \| ", "", line).replace(how, "X")
+                      for line in graded.stderr.splitlines()]  # the time of each log line, the report's name
+            results[how] = (graded.returncode, graded.stdout, logged, refused.returncode, refused.stdout,
+                            refused.stderr, (report["passed"], report["failed"]))
+        assert results["forked"] == results["script"]
+        passed, failed = results["forked"][-1]
+        assert results["forked"][0] == 2 and failed > 0, results
+        assert f"INFO | ecp_runtime.runner | Run Complete. Passed: {passed}/{passed + failed}" in results["forked"][2]
+        assert results["forked"][3] == 2, results
+        assert "Invalid value for '--manifest'" in results["forked"][5] and "Traceback" not in results["forked"][5]
+        assert len([line for line in log.read_text().splitlines() if line.startswith("forked ")]) == 2
+        assert server.poll() is None
+    finally:
+        server.terminate()
+        assert server.wait(timeout=30) == 0
+    assert not sock.exists()

@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ def run_campaign(args: Any, yaml: Any, base: dict[str, Any], examples: Path, out
     """Grade every agent ``args.repeat`` times; print the campaign table; 0 when every run was graded."""
     from ..evaluations import load_report
     from ._children import CHILDREN, map_all
-    from .demo import ecp_environment
+    from .demo import ForkServer, ecp_environment
     from .report import page, summarise, table
 
     campaign = out / "campaign"
@@ -51,15 +53,23 @@ def run_campaign(args: Any, yaml: Any, base: dict[str, Any], examples: Path, out
                 jobs.append((path, report))
     print(f"otel-agents demo --repeat {args.repeat}: {len(jobs)} `ecp run`s ...", flush=True)
 
+    sockets = Path(tempfile.mkdtemp(prefix="otel-agents-demo-"))  # mode 0700: only we can reach the fork server
+    graders = ForkServer.of_ecp_run(sockets, campaign)  # each `ecp run` a fork of one that imported ecp-runtime
+
     def grade(job: tuple[Path, Path]) -> None:
         manifest, report = job
+        graders.wait_ready(args.timeout)
         with open(report.with_suffix(".ecp.log"), "w", encoding="utf-8") as log, \
                 contextlib.suppress(OSError, subprocess.TimeoutExpired):  # no report: said below, with its log
-            CHILDREN.run([str(ecp), "run", "--manifest", str(manifest), "--json-out", str(report),
-                          "--timeout", str(args.timeout)], args.timeout * 10, stdout=log, stderr=subprocess.STDOUT,
-                         stdin=subprocess.DEVNULL, env=ecp_environment())
+            CHILDREN.run(graders.client([str(ecp), "run", "--manifest", str(manifest), "--json-out", str(report),
+                                         "--timeout", str(args.timeout)]), args.timeout * 10, stdout=log,
+                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=ecp_environment())
 
-    map_all(grade, jobs, args.jobs)  # a Ctrl-C: demo.run() ends the running ones (CHILDREN), not a wait on them
+    try:
+        map_all(grade, jobs, args.jobs)  # a Ctrl-C: demo.run() ends the running ones (CHILDREN), not a wait on them
+    finally:
+        graders.stop()
+        shutil.rmtree(sockets, ignore_errors=True)
     missing = [str(report) for _, report in jobs if not report.exists()]
     reports = [load_report(report) for _, report in jobs if report.exists()]
     summary = summarise(reports)

@@ -23,7 +23,8 @@ What it does, with no network and no API key:
    (:class:`ForkServer`, ``otel_agents.cli.forkserver``; its log ``out/<framework>/forkserver.log``):
    ``ecp run`` starts a stdio agent for every scenario, and the imports were most of the demo's time.
 2. It runs the real ECP runtime on each copy (``ecp run`` from ``ecp-runtime``,
-   found next to this Python), a few at a time, writing the JSON and HTML
+   found next to this Python; each a fork of one more fork server, which imported ecp-runtime once, its log
+   ``ecp-run.forkserver.log`` in the first row's directory), a few at a time, writing the JSON and HTML
    reports: ``out/<framework>/report.{json,html}`` for the agent and
    ``out/<framework>/faulty/report.{json,html}`` for its twin.
 3. It prints a table: framework × verdict (checks passed/total), whether the
@@ -330,13 +331,16 @@ def _run(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
               file=console, flush=True)
     children = [start_venv(d, rows, args, out, examples) for d, rows in venvs]
     todo = sorted((r for r in runs if r.error is None), key=lambda r: _LONGEST_FIRST.index(r.framework))
-    servers = {fw: ForkServer(fw, examples, out, sockets) for fw in dict.fromkeys(r.framework for r in todo)} \
-        if len(serve) == 1 else {}
+    servers = {fw: ForkServer.of_framework(fw, examples, out, sockets)
+               for fw in dict.fromkeys(r.framework for r in todo)} if len(serve) == 1 else {}
+    # `ecp run` itself (ecp-runtime's imports, ~0.35 s of CPU a run) from a fork server too; its log beside the
+    # first row's (every row's directory is this demo's own, _lock_rows)
+    graders = ForkServer.of_ecp_run(sockets, out / todo[0].framework) if todo else None
 
     def grade(r: Run) -> None:
         if r.framework in servers:
             servers[r.framework].wait_ready(args.timeout)
-        run_ecp(r, ecp, args.timeout)
+        run_ecp(r, ecp, args.timeout, graders)
         if not CHILDREN.stopping.is_set():  # interrupted: no line per run it ended
             print(f"  {r.framework} {_LABELS[r.attr]}: "
                   f"{'error' if r.error else 'graded'} ({_shown(r.out / 'report.html')})", file=console, flush=True)
@@ -344,7 +348,7 @@ def _run(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
     try:
         map_all(grade, todo, args.jobs)
     finally:
-        for server in servers.values():
+        for server in [*servers.values(), *([graders] if graders else [])]:
             server.stop()
         shutil.rmtree(sockets, ignore_errors=True)
     for r in runs:
@@ -464,22 +468,40 @@ _FORKSERVER = str(Path(__file__).with_name("forkserver.py"))
 
 
 class ForkServer:
-    """One framework's fork server (:mod:`otel_agents.cli.forkserver`): it imports the framework and the
-    example once, and each ``ecp run`` scenario's ``ecp serve`` runs in a fork of it (a process of its own,
-    as ``ecp run`` starts it, without the 1-5 s of CPU of the imports each time). Its log:
-    ``out/<framework>/forkserver.log``. A client that finds no server listening runs ``ecp serve`` itself."""
+    """A fork server (:mod:`otel_agents.cli.forkserver`) started with ``args`` (its ``--serve...`` arguments,
+    the first its socket), its log ``log``: the processes it serves are forks of it, each a process of its own
+    as if started afresh, without importing again. A client that finds no server listening runs its command
+    itself."""
 
-    def __init__(self, framework: str, examples: Path, out: Path, sockets: Path) -> None:
-        example = _shown(example_file(examples, framework))
-        with open(out / framework / "forkserver.log", "w", encoding="utf-8") as log:
+    def __init__(self, args: list[str], log: Path) -> None:
+        self.socket = args[1]
+        with open(log, "w", encoding="utf-8") as err:
             self.proc = CHILDREN.popen(
-                [sys.executable, "-m", "otel_agents.cli.forkserver", "--serve", str(sockets / f"{framework}.sock"),
-                 *(f"{example}:{attr}" for attr in TWINS)],
+                [sys.executable, "-m", "otel_agents.cli.forkserver", *args],
                 # the environment of the `ecp run`s, hence of the clients: one that differs gets a fork that
-                # execs `ecp serve` (imports and all), as every client did when this was the demo's own
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=ecp_environment())
+                # execs its command (imports and all), as every client did when this was the demo's own
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, env=ecp_environment())
         self._lock = threading.Lock()
         self._waited = False
+
+    @classmethod
+    def of_framework(cls, framework: str, examples: Path, out: Path, sockets: Path) -> ForkServer:
+        """``framework``'s: it imports the framework and the example once, and each ``ecp run`` scenario's
+        ``ecp serve`` runs in a fork of it (without the 1-5 s of CPU of the imports each time). Its log:
+        ``out/<framework>/forkserver.log``."""
+        example = _shown(example_file(examples, framework))
+        return cls(["--serve", str(sockets / f"{framework}.sock"), *(f"{example}:{attr}" for attr in TWINS)],
+                   out / framework / "forkserver.log")
+
+    @classmethod
+    def of_ecp_run(cls, sockets: Path, folder: Path) -> ForkServer:
+        """``ecp run``'s: it imports ecp-runtime's CLI once, and each ``ecp run`` is a fork of it calling its
+        entry point (:meth:`client`). Its log: ``folder/ecp-run.forkserver.log``."""
+        return cls(["--serve-ecp-run", str(sockets / "ecp-run.sock")], folder / "ecp-run.forkserver.log")
+
+    def client(self, command: list[str]) -> list[str]:
+        """The command that runs ``command`` in a fork of this server (or runs it itself, no server listening)."""
+        return [sys.executable, "-I", _FORKSERVER, self.socket, *command]
 
     def wait_ready(self, timeout: float) -> None:
         """Wait (once, at most ``timeout`` seconds) for the server to listen or to give up."""
@@ -519,12 +541,15 @@ def ecp_environment() -> dict[str, str]:
     return {"LITELLM_LOCAL_MODEL_COST_MAP": "True", **os.environ}
 
 
-def run_ecp(r: Run, ecp: Path, timeout: float) -> None:
+def run_ecp(r: Run, ecp: Path, timeout: float, server: ForkServer | None = None) -> None:
     """``ecp run`` on ``r``'s manifest with ``timeout`` seconds per RPC (``ecp run --timeout``; the whole run
-    is stopped after ten times that); fills ``r.report`` or ``r.error``."""
+    is stopped after ten times that), in a fork of ``server`` when given; fills ``r.report`` or ``r.error``."""
     report = r.out / "report.json"
     cmd = [str(ecp), "run", "--manifest", str(r.manifest), "--json-out", str(report),
            "--report", str(r.out / "report.html"), "--timeout", str(timeout)]
+    if server is not None:
+        server.wait_ready(timeout)
+        cmd = server.client(cmd)
     try:
         with open(r.out / "ecp.log", "w", encoding="utf-8") as log:
             returncode = CHILDREN.run(cmd, timeout * 10, stdout=log, stderr=subprocess.STDOUT,

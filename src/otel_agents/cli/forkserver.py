@@ -1,4 +1,4 @@
-"""A fork server for ``otel-agents ecp serve``: import a framework once, serve each ECP run from a fork.
+"""A fork server for ``otel-agents ecp serve`` and ``ecp run``: import a framework once, serve each ECP run from a fork.
 
 ``ecp run`` starts its stdio agent afresh for every scenario, and most of an ``ecp serve`` start-up is
 importing the framework (1-5 s of CPU). ``otel-agents demo`` grades each framework's three twins, two
@@ -19,6 +19,10 @@ imported again in the fork when ``ecp serve`` changed the environment before loa
 example may read it at import). With no server listening on SOCKET (the demo is over) the client execs the
 command itself, so the manifests stay runnable by hand. The client is run by path and imports the standard library only.
 
+``--serve-ecp-run SOCKET`` (:func:`serve_ecp_run`) is the same server for ``ecp run`` itself: it imports
+ecp-runtime's CLI (~0.35 s of CPU, most of what an ``ecp run`` of the demo's costs besides its agent), and
+each client's ``python -I forkserver.py SOCKET ecp run ...`` runs in a fork calling its entry point.
+
 The socket lives in a directory only its user can open, and the server serves only that user
 (``SO_PEERCRED``). A server that finds threads running after the imports (a fork would copy their locks)
 does not listen: its clients exec their commands.
@@ -32,6 +36,7 @@ import signal
 import socket
 import struct
 import sys
+from collections.abc import Callable
 
 
 def client(path: str, command: list[str]) -> int:
@@ -70,10 +75,9 @@ def client(path: str, command: list[str]) -> int:
 
 
 def serve(path: str, specs: list[str]) -> int:
-    """The server: instrument, import ``specs`` (``FILE:ATTR``), listen on ``path`` and fork a child per
-    client until SIGTERM; then end the children still running. Prints ``ready`` (or why not) on stdout."""
+    """The server of ``ecp serve``: instrument, import ``specs`` (``FILE:ATTR``), then :func:`_listen` on
+    ``path``, each child running its client's ``otel-agents ecp serve ...`` on what was imported here."""
     import contextlib
-    import gc
     import threading
 
     from opentelemetry import trace
@@ -102,6 +106,38 @@ def serve(path: str, specs: list[str]) -> int:
     if failed or threading.active_count() > 1:  # the clients' own `ecp serve` log the failure where it is read
         print(f"not forking: instrumentation of {failed} failed, {threading.active_count()} threads", flush=True)
         return 1
+
+    def run(argv: list[str]) -> int:
+        from . import ecp, main
+
+        ecp.PRELOADED = (provider, targets, dict(os.environ))
+        return main(argv[1:])
+
+    return _listen(path, environ, run)
+
+
+def serve_ecp_run(path: str) -> int:
+    """The server of ``ecp run`` (ecp-runtime's CLI, the demo's graders): import it (~0.35 s of CPU a process,
+    most of what an ``ecp run`` costs), then :func:`_listen` on ``path``, each child calling its entry point
+    with its client's arguments, as the ``ecp`` script does."""
+    import threading
+
+    environ = dict(os.environ)
+    from ecp_runtime.cli import app
+
+    if threading.active_count() > 1:
+        print(f"not forking: {threading.active_count()} threads", flush=True)
+        return 1
+    return _listen(path, environ, lambda argv: app(args=argv[1:], prog_name="ecp"))
+
+
+def _listen(path: str, environ: dict, run: Callable[[list[str]], int]) -> int:
+    """Listen on ``path`` and fork a child per client until SIGTERM, then end the children still running; each
+    child calls ``run`` with its client's command (in the client's environment, see :func:`_child`), unless that
+    environment differs from ``environ``. Prints ``ready`` on stdout when it listens."""
+    import contextlib
+    import gc
+
     gc.freeze()  # the children's collections leave the imported objects alone: their pages stay shared
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
@@ -129,7 +165,7 @@ def serve(path: str, specs: list[str]) -> int:
         pid = os.fork() if uid == os.getuid() else -1
         if pid == 0:
             listener.close()
-            _child(conn, provider, targets, environ)  # never returns
+            _child(conn, environ, run)  # never returns
         conn.close()
         if pid > 0:
             children.add(pid)
@@ -142,8 +178,9 @@ def serve(path: str, specs: list[str]) -> int:
     return 0
 
 
-def _child(conn: socket.socket, provider: object, targets: dict, environ: dict) -> None:
-    """In the forked child: take the client's descriptors and run its ``ecp serve`` command."""
+def _child(conn: socket.socket, environ: dict, run: Callable[[list[str]], int]) -> None:
+    """In the forked child: take the client's descriptors and run its command (``run``, or an exec of it when its
+    environment differs from ``environ``, the server's)."""
     code = 1
     try:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
@@ -170,10 +207,7 @@ def _child(conn: socket.socket, provider: object, targets: dict, environ: dict) 
             os.set_inheritable(conn.fileno(), True)  # closed when it exits: the client's end of file
             os.execve(request["argv"][0], request["argv"], request["env"])
         os.environ.update({k: v for k, v in request["env"].items() if k not in _without_shell(request["env"])})
-        from . import ecp, main
-
-        ecp.PRELOADED = (provider, targets, dict(os.environ))
-        code = main(request["argv"][1:])
+        code = run(request["argv"])
     except BaseException as exc:  # noqa: BLE001 - reported as the exit status, as the process would
         code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) else 1
     try:
@@ -191,4 +225,6 @@ def _without_shell(env: dict) -> dict:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
         sys.exit(serve(sys.argv[2], sys.argv[3:]))
+    if sys.argv[1:2] == ["--serve-ecp-run"]:
+        sys.exit(serve_ecp_run(sys.argv[2]))
     sys.exit(client(sys.argv[1], sys.argv[2:]))
