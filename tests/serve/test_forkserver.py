@@ -10,6 +10,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -141,3 +142,44 @@ def test_ecp_run_in_a_fork_of_a_server_that_imported_ecp_runtime(tmp_path: Path)
         server.terminate()
         assert server.wait(timeout=30) == 0
     assert not sock.exists()
+
+
+def test_a_fork_ends_when_its_client_is_killed(tmp_path: Path) -> None:
+    """A client killed with SIGKILL (the demo's timeout of an ``ecp run``) cannot pass a signal on to its fork,
+    which is in the server's process group: the fork ends all the same, as on a SIGTERM passed on, instead of
+    serving on (here: waiting for a request on a standard input still open) until the server stops."""
+    sock = tmp_path / "s.sock"
+    log = tmp_path / "forkserver.log"
+    with open(log, "w", encoding="utf-8") as err:
+        server = subprocess.Popen([sys.executable, "-m", "otel_agents.cli.forkserver", "--serve", str(sock),
+                                   f"{EXAMPLE}:agent"], stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
+    try:
+        assert server.stdout.readline().strip() == "ready"
+        client = subprocess.Popen([sys.executable, "-I", str(FORKSERVER), str(sock), str(BIN / "otel-agents"), "ecp",
+                                   "serve", f"{EXAMPLE}:agent"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, cwd=ROOT)
+        client.stdin.write(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')
+        client.stdin.flush()
+        client.stdout.readline()  # an answer: the fork serves, its standard input (our pipe) open
+        fork = int(next(line for line in log.read_text().splitlines() if line.startswith("forked ")).split()[1])
+        client.kill()
+        client.wait(timeout=30)
+        for _ in range(600):  # up to a minute (a loaded machine), not a measure of time
+            if not _alive(fork):
+                break
+            time.sleep(0.1)
+        assert not _alive(fork), "the fork served on after its client was killed"
+        client.stdin.close()
+        client.stdout.close()
+    finally:
+        server.terminate()
+        assert server.wait(timeout=30) == 0
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended and not yet reaped by the server, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -13,7 +13,7 @@ The client hands its standard input, output and error (``SCM_RIGHTS``), working 
 and the command to the server, whose forked child runs that ``ecp serve`` command on them: a process of
 its own per scenario, as with the command itself, without importing anything again. The client passes
 SIGTERM/SIGINT on to the child (ecp-runtime ends a scenario's agent with SIGTERM) and exits with its
-status. A client whose environment differs from the one the server started in (beyond what a shell sets)
+status; a client killed outright (SIGKILL) ends its child all the same, by closing its end of the connection. A client whose environment differs from the one the server started in (beyond what a shell sets)
 gets a fork that execs the command (the server's log names the variables that differ); a target is
 imported again in the fork when ``ecp serve`` changed the environment before loading it (``--collect``: an
 example may read it at import). With no server listening on SOCKET (the demo is over) the client execs the
@@ -36,6 +36,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 from collections.abc import Callable
 
 
@@ -78,7 +79,6 @@ def serve(path: str, specs: list[str]) -> int:
     """The server of ``ecp serve``: instrument, import ``specs`` (``FILE:ATTR``), then :func:`_listen` on
     ``path``, each child running its client's ``otel-agents ecp serve ...`` on what was imported here."""
     import contextlib
-    import threading
 
     from opentelemetry import trace
 
@@ -120,7 +120,6 @@ def serve_ecp_run(path: str) -> int:
     """The server of ``ecp run`` (ecp-runtime's CLI, the demo's graders): import it (~0.35 s of CPU a process,
     most of what an ``ecp run`` costs), then :func:`_listen` on ``path``, each child calling its entry point
     with its client's arguments, as the ``ecp`` script does."""
-    import threading
 
     environ = dict(os.environ)
     from ecp_runtime.cli import app
@@ -207,6 +206,7 @@ def _child(conn: socket.socket, environ: dict, run: Callable[[list[str]], int]) 
             os.set_inheritable(conn.fileno(), True)  # closed when it exits: the client's end of file
             os.execve(request["argv"][0], request["argv"], request["env"])
         os.environ.update({k: v for k, v in request["env"].items() if k not in _without_shell(request["env"])})
+        threading.Thread(target=_end_with_client, args=(conn,), daemon=True).start()
         code = run(request["argv"])
     except BaseException as exc:  # noqa: BLE001 - reported as the exit status, as the process would
         code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) else 1
@@ -215,6 +215,17 @@ def _child(conn: socket.socket, environ: dict, run: Callable[[list[str]], int]) 
     except OSError:
         pass
     sys.exit(code)  # a normal exit: the agent's atexit handlers run (they stop its child processes)
+
+
+def _end_with_client(conn: socket.socket) -> None:
+    """In the forked child, beside its command: end it as the client's SIGTERM would, when the client has gone
+    without passing one on. A client killed (SIGKILL: the demo's timeout of an ``ecp run``) closes its end of
+    ``conn``, which otherwise sends nothing; the fork, in the server's process group, ran on until the demo ended."""
+    try:
+        conn.recv(1)
+    except OSError:
+        pass
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _without_shell(env: dict) -> dict:
