@@ -13,7 +13,8 @@ The client hands its standard input, output and error (``SCM_RIGHTS``), working 
 and the command to the server, whose forked child runs that ``ecp serve`` command on them: a process of
 its own per scenario, as with the command itself, without importing anything again. The client passes
 SIGTERM/SIGINT on to the child (ecp-runtime ends a scenario's agent with SIGTERM) and exits with its
-status; a client killed outright (SIGKILL) ends its child all the same, by closing its end of the connection. A client whose environment differs from the one the server started in (beyond what a shell sets)
+status; a client killed outright (SIGKILL) ends its child all the same, by closing its end of the
+connection. A client whose environment differs from the one the server started in (beyond what a shell sets)
 gets a fork that execs the command (the server's log names the variables that differ); a target is
 imported again in the fork when ``ecp serve`` changed the environment before loading it (``--collect``: an
 example may read it at import). With no server listening on SOCKET (the demo is over) the client execs the
