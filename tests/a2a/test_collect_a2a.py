@@ -106,16 +106,18 @@ def test_a_server_killed_mid_call_leaves_the_run_marked_incomplete(collect, serv
 
 def test_the_calls_own_http_request_is_not_an_effect_the_remote_agents_are(collect, server) -> None:
     """The caller also runs OpenTelemetry's httpx instrumentation: the A2A call's ``POST`` is the call's
-    transport, not a side effect of the run; the remote agent's own effect (its push notification POST,
-    under the server's span, under that transport) is, and its spans under the server's span are shown."""
+    transport, not a side effect of the run, and its agent-card fetch (``GET /.well-known/agent-card.json``)
+    discovery, not one either (it was an ``effect`` line, counted); the remote agent's own effect (its push
+    notification POST, under the server's span, under that transport) is, and its spans under the server's span
+    are shown."""
     with webhook() as (url, received):
         result, = results(start_client(server, collect, [{"text": "Where is my order A100?", "push_url": url}],
                                        A2A_TEST_HTTPX="1"))
         envelope, = by_trace(collect, [result["trace_id"]])[result["trace_id"]]
     assert received
     lines = envelope["evaluation_context"].splitlines()
-    assert lines[:4] == ["agent support", "  effect http GET 127.0.0.1 /.well-known/agent-card.json status=200",
-                         "  agent Orders Agent delegated_by=support", "    span executor.body"]
+    assert lines[:3] == ["agent support", "  agent Orders Agent delegated_by=support", "    span executor.body"]
+    assert "agent-card" not in envelope["evaluation_context"]
     pushes = lines.count("    effect http POST 127.0.0.1 /hook status=200")  # one per task update
     assert pushes >= 1 and not [line for line in lines if "effect http POST 127.0.0.1 / " in line + " "]
-    assert envelope["metrics"]["effects"] == 1 + pushes  # the card fetch and the pushes; not the call itself
+    assert envelope["metrics"]["effects"] == pushes  # the pushes; not the card fetch, not the call itself

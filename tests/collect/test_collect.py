@@ -575,6 +575,33 @@ def test_protobuf_text_that_is_not_utf8_is_repaired_not_the_request_refused(coll
     rec.provider.shutdown()
 
 
+def test_a_status_code_beyond_the_enum_is_a_named_warning_and_two_kinds_a_named_rejection(collects) -> None:
+    """Protobuf carries a status code of 7 (a proto3 enum is open): the span was kept as unset and nothing said.
+    Now ``partial_success`` (rejected 0: a warning) and the receiver's log name the field, the runs are folded.
+    An AnyValue of two kinds (which protobuf cannot carry, JSON can) costs its span, named."""
+    c = collects("c", "--trace-idle", "0.2")
+    rec = Recorder()
+    request = encode_spans(_runs_of(rec, 1))
+    request.resource_spans[0].scope_spans[0].spans[0].status.code = 7
+    status, _, answer = _post(c.url, request.SerializeToString())
+    assert status == 200, Status.FromString(answer).message
+    partial = ExportTraceServiceResponse.FromString(answer).partial_success
+    field = "resourceSpans[0].scopeSpans[0].spans[0].status.code: 7 is not a status code"
+    assert partial.rejected_spans == 0 and field in partial.error_message, partial
+    line = to_otlp_json(_runs_of(rec, 1))
+    attributes = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    n = next(i for i, kv in enumerate(attributes) if "stringValue" in kv["value"])
+    attributes[n]["value"]["intValue"] = "3"
+    status, _, answer = _post(c.url, json.dumps(line).encode(), "application/json")
+    assert (status, json.loads(answer)["partialSuccess"]["rejectedSpans"]) == (200, "1"), answer
+    assert (f"spans[0].attributes[{n}].value: an AnyValue holds one value, got 2: stringValue, intValue"
+            in answer.decode())
+    wait_for(lambda: len(c.envelopes()) >= 1, "the first run's envelope")
+    log = c.stop()
+    assert f"fields dropped from spans that were kept: {field}" in log and "Traceback" not in log, log
+    rec.provider.shutdown()
+
+
 def test_a_request_sent_again_after_its_trace_was_folded_is_folded_once(collects) -> None:
     """An exporter that did not get the answer sends the request again (OTLP is at-least-once); the receiver
     had folded the trace meanwhile, and the repeat became a second envelope of the same run."""

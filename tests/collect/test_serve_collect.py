@@ -120,7 +120,42 @@ def test_with_mcp_propagation_off_a_step_waits_for_no_server_span(tmp_path, monk
     assert [c["name"] for c in envelope["tool_calls"]] == ["lookup_order"]
     names = {r["name"] for r in json.loads(envelope["logs"])}
     assert "otel_agents.collect.missing" not in names
-    assert "remote spans missing" not in (tmp_path / "serve.log").read_text(encoding="utf-8")
+    log = (tmp_path / "serve.log").read_text(encoding="utf-8")
+    assert "remote spans missing" not in log
+    # the server's spans, traces of their own, are said so (they were said to have come for no step in progress,
+    # with "raise --collect-grace", which could not help)
+    assert "was not folded (1 so far): its trace is no step's: with OTEL_AGENTS_MCP_PROPAGATE off here" in log, log
+    assert "--collect-grace" not in log, log
+
+
+def test_a_span_dropped_by_collect_is_said_why_with_advice_only_where_it_helps(monkeypatch, caplog) -> None:
+    """A span of a step that had ended: raise --collect-grace. Of a trace no step's (its request carried no
+    context): propagation off, named when it is off here, and no --collect-grace (before, every dropped span got
+    "arrived for no step in progress ... raise --collect-grace")."""
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext
+
+    from otel_agents.serve.session import TraceCollector
+
+    def span(trace_id: int) -> ReadableSpan:
+        return ReadableSpan("s", SpanContext(trace_id, 1, True))
+
+    def said(trace_id: int) -> str:
+        caplog.clear()
+        collector = TraceCollector()
+        collector.watch(7)
+        collector.take(7)
+        collector.add_remote([span(trace_id)])
+        [record] = caplog.records
+        return record.getMessage()
+
+    monkeypatch.delenv("OTEL_AGENTS_MCP_PROPAGATE", raising=False)
+    monkeypatch.delenv("OTEL_AGENTS_A2A_PROPAGATE", raising=False)
+    assert said(7).endswith("was not folded (1 so far): it arrived after its step had ended: raise --collect-grace")
+    assert "its trace is no step's: the other process started it" in said(8) and "grace" not in said(8)
+    monkeypatch.setenv("OTEL_AGENTS_A2A_PROPAGATE", "false")
+    assert "with OTEL_AGENTS_A2A_PROPAGATE off here" in said(8) and "grace" not in said(8)
+    assert said(7).endswith("raise --collect-grace")
 
 
 @pytest.mark.parametrize("stop", ["stdin closed", "SIGTERM", "SIGINT"])

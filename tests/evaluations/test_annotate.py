@@ -548,6 +548,26 @@ def test_skipped_trace_lines_are_all_counted_and_unplaced_checks_named(tmp_path:
     assert "1 checks have no span in the report's logs nor in the traces given" in err, err
 
 
+def test_a_field_dropped_from_a_kept_span_is_a_warning_as_fold_says_it(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A malformed traceState in --traces (its span kept, the field dropped): ``fold`` said it, ``annotate`` said
+    nothing. Now each is a warning naming the line and field, escaped (a U+202E or an escape sequence in it does
+    not reach the terminal raw), the first five and the rest counted; the exit status stays 0, as fold's."""
+    report = {"scenarios": [{"steps": [{"input": "q", "checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    spans = [{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": f"{i:016x}", "name": f"s{i}",
+              "traceState": "x \u202e\x1b[31m"} for i in range(1, 8)]
+    (tmp_path / "t.jsonl").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n",
+                                      encoding="utf-8")
+    assert annotate(str(tmp_path / "r.json"), "--traces", str(tmp_path / "t.jsonl"),
+                    "-o", str(tmp_path / "e.jsonl")) == 0
+    err = capsys.readouterr().err
+    assert err.count(f": warning: {tmp_path / 't.jsonl'}:1: resourceSpans[0].scopeSpans[0].spans[") == 5, err
+    assert "spans[0].traceState: member 'x \\u202e\\x1b[31m' is not key=value" in err, err
+    assert "\u202e" not in err and "\x1b" not in err, err
+    assert "warning: 2 more field(s) dropped from spans that were kept" in err, err
+
+
 def test_lone_surrogates_in_a_report_reach_the_records_escaped(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     """A lone surrogate in a scenario's name or a logged agent name: each record keeps the attribute, escaped

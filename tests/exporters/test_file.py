@@ -263,6 +263,62 @@ def test_a_malformed_trace_state_is_dropped_with_its_line_and_field_named(tmp_pa
     assert f"warning: {path}:2: resourceSpans[0].scopeSpans[0].spans[0].traceState: member 'x y'" in err
 
 
+def test_an_attribute_value_of_two_kinds_leaves_its_span_out_named(tmp_path):
+    """An AnyValue is a oneof: ``{"stringValue": "a", "intValue": "3"}`` was read as "a" silently (the first
+    written won). Now its span is left out with the value's path and both kinds named (protobuf's JSON parsers
+    refuse it too), the line's other spans are read; a null beside the one kind is still the one kind (Phoenix
+    writes every field)."""
+    def span(i: int, value: dict) -> dict:
+        return {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": f"{i:016x}", "name": f"s{i}",
+                "attributes": [{"key": "ok", "value": {"boolValue": True}}, {"key": "k", "value": value}]}
+
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        span(1, {"stringValue": "a", "intValue": "3"}), span(2, {"stringValue": "b", "intValue": None}),
+        span(3, {"arrayValue": {"values": [{"boolValue": True, "double_value": 1.5}]}})]}]}]}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(request) + "\n", encoding="utf-8")
+    errors: list = []
+    spans = read_otlp_json(path, errors=errors)
+    assert [(s.name, dict(s.attributes)) for s in spans] == [("s2", {"ok": True, "k": "b"})]
+    [error] = errors
+    assert (error.line, error.spans) == (1, 2)
+    assert error.message == (
+        "2 span(s) left out, the line's 1 other(s) read: resourceSpans[0].scopeSpans[0].spans[0].attributes[1]"
+        ".value: an AnyValue holds one value, got 2: stringValue, intValue; resourceSpans[0].scopeSpans[0]."
+        "spans[2].attributes[1].value.arrayValue.values[0]: an AnyValue holds one value, got 2: boolValue, "
+        "double_value")
+
+
+def test_a_status_code_that_is_none_of_0_1_2_is_read_as_unset_and_named(tmp_path, capsys):
+    """Status.code is an enum of 0 (unset), 1 (ok), 2 (error): a 7 became UNSET silently. It still does (a proto3
+    enum is open, so 7 is legal on the wire, but no status the SDK has), and now a warning names the line and the
+    field, as a malformed traceState's does; the span is kept, in the usual form and the checked one alike."""
+    usual = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": f"{1:016x}", "name": "s1",
+             "startTimeUnixNano": "1", "endTimeUnixNano": "2", "status": {"code": 7}}
+    checked = {**usual, "spanId": f"{2:016x}", "name": "s2", "status": {"code": -1, "message": "m"},
+               "traceState": "a=1"}
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": [usual, checked,
+                                                            {**usual, "spanId": f"{3:016x}", "name": "s3",
+                                                             "status": {"code": 2, "message": "boom"}}]}]}]}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(request) + "\n", encoding="utf-8")
+    warnings: list = []
+    errors: list = []
+    spans = read_otlp_json(path, errors=errors, warnings=warnings)
+    assert [(s.name, s.status.status_code, s.status.description) for s in spans] == [
+        ("s1", StatusCode.UNSET, None), ("s2", StatusCode.UNSET, None), ("s3", StatusCode.ERROR, "boom")]
+    assert not errors
+    assert [(w.line, w.message) for w in warnings] == [
+        (1, "resourceSpans[0].scopeSpans[0].spans[0].status.code: 7 is not a status code (0 unset, 1 ok, 2 error); "
+            "the status was read as unset, the span kept"),
+        (1, "resourceSpans[0].scopeSpans[0].spans[1].status.code: -1 is not a status code (0 unset, 1 ok, "
+            "2 error); the status was read as unset (its message dropped), the span kept")]
+    from otel_agents.cli import main
+
+    main(["fold", str(path)])
+    assert f"warning: {path}:1: resourceSpans[0].scopeSpans[0].spans[0].status.code: 7" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("number", ["²", "--5", "٣", "-", "1_0", " 5"])
 @pytest.mark.parametrize("field", ["startTimeUnixNano", "flags"])
 def test_an_integer_field_that_is_not_ascii_decimal_text_is_named(tmp_path, number, field):
@@ -325,7 +381,8 @@ def _usual_variants():
         yield {camel: _DROP, snake: _USUAL_SPAN[camel]}
         yield {camel: None, snake: _USUAL_SPAN[camel]}
     for status in ({"code": "STATUS_CODE_ERROR", "message": "m"}, {"code": "2"}, {"code": 1}, {"code": 0},
-                   {"code": None}, {"message": None}, {"message": 3}, {"code": 2}, {"code": 2.0}, {}, {"x": 1}):
+                   {"code": None}, {"message": None}, {"message": 3}, {"code": 2}, {"code": 2.0}, {}, {"x": 1},
+                   {"code": 7}, {"code": -1, "message": "m"}, {"code": 3}):
         yield {"status": status}
     yield {"name": None}
     yield {"name": 5}

@@ -197,6 +197,34 @@ def test_secret_shaped_path_is_redacted(rec: Any, http_instrumented: None, mail_
     assert any(line.startswith("    effect http POST 127.0.0.1 /v1/keys/[REDACTED]") for line in _lines(env))
 
 
+def test_an_a2a_agent_card_get_is_discovery_not_an_effect_another_get_is(rec: Any, http_instrumented: None,
+                                                                          mail_url: str) -> None:
+    """Reading a remote agent's card (``GET /.well-known/agent-card.json``, the older ``agent.json``, under an
+    agent's base path too) changes nothing: no line, not in ``metrics.effects`` (it was ``effect http GET …
+    agent-card.json``, counted). A ``GET`` of any other path, and another method on the card's path, still are."""
+    def body() -> None:
+        for path in ("/.well-known/agent-card.json", "/a2a/orders/.well-known/agent.json", "/v1/orders/A100",
+                     "/.well-known/agent-card.json.bak", "/.well-known/openid-configuration"):
+            httpx.get(mail_url + path)
+        httpx.post(mail_url + "/.well-known/agent-card.json")
+        requests.get(mail_url + "/.well-known/agent-card.json?v=1", timeout=5)
+
+    _agent_with_tool(rec.telemetry, body)
+    with rec.telemetry.span("agent", "support") as agent:  # a span without url.path: its URL is read
+        agent.set_agent("support")
+        agent.set_input("q")
+        for url in ("https://orders.example/.well-known/agent.json", "https://orders.example/v1/cards"):
+            rec.app.start_span("GET", kind=SpanKind.CLIENT, attributes={"http.method": "GET", "http.url": url}).end()
+    first, second = check(fold(rec.spans))
+    assert _lines(first)[2:] == ["    effect http GET 127.0.0.1 /v1/orders/A100 status=501",
+                                 "    effect http GET 127.0.0.1 /.well-known/agent-card.json.bak status=501",
+                                 "    effect http GET 127.0.0.1 /.well-known/openid-configuration status=501",
+                                 "    effect http POST 127.0.0.1 /.well-known/agent-card.json status=202"], _lines(first)
+    assert first["metrics"]["effects"] == 4
+    assert _lines(second) == ["agent support", "  effect http GET orders.example /v1/cards"]
+    assert second["metrics"]["effects"] == 1
+
+
 def test_database_query_through_the_redis_instrumentation(rec: Any) -> None:
     """A database call traced by a real OTel database instrumentation (redis, on fakeredis: no
     server) inside a tool: ``effect db redis SET`` under the tool (operation from the query)."""

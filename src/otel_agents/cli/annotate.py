@@ -13,7 +13,8 @@ line, to -o (default: REPORT's name + ``.evaluations.jsonl``); ``otlp`` exports 
 Phoenix's URL; default PHOENIX_COLLECTOR_ENDPOINT, key PHOENIX_API_KEY); ``langfuse`` adds scores
 (-o: Langfuse's URL; default LANGFUSE_HOST, keys LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY).
 Malformed lines of --traces files are each named (``FILE:LINE: field: problem``) and skipped; the spans
-of the lines around them are read, and the results are delivered.
+of the lines around them are read, and the results are delivered. A field dropped from a span that is kept
+(a malformed traceState) is named as a warning, which leaves the exit status as it is.
 Exit status: 0 when every line was read and every result delivered; 1 when some --traces lines were
 skipped or some results not delivered (the rest were); 2 when the report, a --traces file or --manifest
 could not be read (a report given as the manifest, or the reverse, is named so) or the destination not set up.
@@ -36,7 +37,8 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     p = ecp_sub.add_parser("annotate", help="put an ecp run report's verdicts on the spans they graded",
                            description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
                            epilog="exit codes: 0 all read and delivered, 1 malformed --traces lines skipped or "
-                                  "results\nnot delivered (the rest were), 2 input unreadable or destination not set up")
+                                  "results\nnot delivered (the rest were), 2 input unreadable or destination not set up; warnings\n(a "
+                                  "malformed traceState dropped) leave it unchanged")
     p.add_argument("report", help="the JSON report of `ecp run --json-out`")
     p.add_argument("--traces", action="append", default=[], metavar="TRACES.jsonl",
                    help="an OTLP/JSON trace file of the graded runs (gzip too), for steps whose logs do not name "
@@ -62,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     """``otel-agents ecp annotate``: the exit status — 0 every line read and every check delivered (failed checks
     included), 1 malformed lines of the traces skipped (the first five named ``FILE:LINE: problem``, the rest
     counted) or some checks not delivered (each said on standard error), the rest delivered, as ``fold`` and
-    ``export`` say skipped lines; 2 the report or a traces file could not be read (or the traces hold no span),
+    ``export`` say skipped lines (a field dropped from a span that was kept, a malformed ``traceState``, is said
+    as a warning, as ``fold`` says it, and changes nothing); 2 the report or a traces file could not be read (or the traces hold no span),
     or a manifest given could not (a report given for it is named so), or the destination not set up (``-o`` the
     report or the manifest: appending records would break it). Every line said shows what does not print (a
     report's scenario name, a server's answer) as its escape (:func:`~otel_agents.cli.shown`)."""
@@ -78,11 +81,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     spans = None
     errors: list[MalformedLine] = []  # lines of --traces skipped
+    warnings: list[MalformedLine] = []  # fields dropped from spans that were kept (a malformed traceState)
     if args.traces:
         spans = []
         for path in args.traces:
             try:
-                spans.extend(read_otlp_json(path, errors=errors))
+                spans.extend(read_otlp_json(path, errors=errors, warnings=warnings))
             except OSError as exc:
                 _say(f"cannot read {path}: {exc.strerror or exc}")
                 return 2
@@ -90,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
             _say(f"skipped {error}")
         if len(errors) > 5:
             _say(f"skipped {len(errors) - 5} more malformed line(s)")
+        for note in warnings[:5]:  # as fold's, and no change of the exit status: no span was lost
+            _say(f"warning: {note}")
+        if len(warnings) > 5:
+            _say(f"warning: {len(warnings) - 5} more field(s) dropped from spans that were kept")
         if not spans and not errors:  # envelopes or a report given as --traces: no check could be placed
             from . import NO_SPAN_IN_INPUT
 

@@ -55,7 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fold", help="fold stored OTLP/JSON traces into ECP envelopes (one JSON object per line)",
                        description=plain(__doc__.split("\n\n")[1]), epilog="exit codes: 0 all read and folded, "
                        "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable; warnings (spans "
-                       "read twice, a malformed traceState dropped) leave it unchanged")
+                       "read twice, a malformed traceState dropped, a status code "
+                       "beyond 0-2 read as unset) leave it unchanged")
     p.add_argument("traces", metavar="TRACES.jsonl", nargs="+",
                    help="OTLP/JSON lines (gzip-compressed too), one file or several folded together; '-' for "
                         "standard input")
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             super().append(problem)
             print(f"otel-agents fold: skipped {problem}", file=sys.stderr)
 
-    class Warnings(list):  # a field dropped from a span that was kept (a malformed traceState)
+    class Warnings(list):  # a field dropped from a span that was kept (a malformed traceState, an unknown status)
         def append(self, note: MalformedLine) -> None:
             super().append(note)
             warn(str(note))

@@ -317,8 +317,8 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
         errors: a list that receives one :class:`MalformedLine` per line that
             could not be read; when ``None``, each is logged as a WARNING.
         warnings: a list that receives one :class:`MalformedLine` per field dropped
-            from a span that was kept (a malformed ``traceState``); when ``None``,
-            each is logged as a WARNING.
+            from a span that was kept (a malformed ``traceState``, a status code other
+            than 0-2 read as unset); when ``None``, each is logged as a WARNING.
 
     Returns:
         The spans of every readable line, in file order (see :func:`iter_otlp_json`
@@ -346,8 +346,9 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
             ``None``, each is logged as a WARNING.
         warnings: receives one :class:`MalformedLine` per field dropped from a
             span that was kept: a ``traceState`` that is not a W3C ``tracestate``
-            (``…spans[2].traceState: member 'x y' is not key=value …``); when
-            ``None``, each is logged as a WARNING.
+            (``…spans[2].traceState: member 'x y' is not key=value …``), a
+            ``status.code`` other than 0, 1, 2 (a proto3 enum is open: read as unset,
+            ``…status.code: 7 is not a status code …``); when ``None``, each is logged as a WARNING.
         others: called with ``(line number, object)`` for each line that is a JSON object but no trace request
             (no ``resourceSpans``: an ECP envelope, a log record), which is otherwise passed over silently; so a
             reader of mixed files (``ecp serve --replay``) takes the other records with this same reading.
@@ -361,7 +362,7 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     whole: ``a line of N bytes, over the …-byte limit``), not an object, ``resourceSpans`` not an array. A line
     still without its end after :data:`MAX_SKIPPED_BYTES` (``/dev/zero``) is reported and ends the reading. A span with a bad field (of the wrong
     type, an id that is not hex of the right length, an attribute value deeper
-    than :data:`MAX_VALUE_DEPTH`) is left out and the line's other spans are read,
+    than :data:`MAX_VALUE_DEPTH` or of two kinds, ``AnyValue`` being a oneof) is left out and the line's other spans are read,
     as an OTLP receiver's partial success does (a resource or scope that cannot be
     read leaves out its spans): one :class:`MalformedLine` per line names the first
     problems and counts the spans left out (``spans``); a line none of whose spans
@@ -656,7 +657,7 @@ class _Decoder:
 
     Every field is type-checked; the first bad one raises ``ValueError`` naming its path
     (``resourceSpans[0].scopeSpans[1].spans[2].startTimeUnixNano: ...``). A field that can be
-    dropped without losing the span (a malformed ``traceState``) is dropped and noted in
+    dropped without losing the span (a malformed ``traceState``, an unknown status code) is dropped and noted in
     :attr:`notes`, with its path. ``make`` makes each span, called as ``ReadableSpan`` is (positional
     arguments in its order): ``ReadableSpan`` itself by default.
     """
@@ -728,6 +729,9 @@ class _Decoder:
         st = self._obj(self._get(s, "status"), f"{where}.status")
         code = self._enum(st, "code", _STATUS, f"{where}.status")
         message = self._str(st, "message", f"{where}.status")
+        if not 0 <= code <= 2:  # a proto3 enum is open: legal on the wire, but no StatusCode the SDK has
+            self.notes.append(f"{where}.status.code: {code} is not a status code (0 unset, 1 ok, 2 error); the "
+                              f"status was read as unset{' (its message dropped)' if message else ''}, the span kept")
         status = Status(StatusCode.ERROR, message or None) if code == 2 else _OK if code == 1 else _UNSET
         events = self._events(s, where)
         links = self._links(s, where)
@@ -778,7 +782,7 @@ class _Decoder:
         elif type(st) is not dict:
             return None
         code, message = st.get("code", 0), st.get("message", "")
-        if type(code) is not int or type(message) is not str:
+        if type(code) is not int or not 0 <= code <= 2 or type(message) is not str:
             return None
         attributes = _usual_attributes(get("attributes"))
         events = _usual_events(get("events"))
@@ -934,6 +938,10 @@ class _Decoder:
             raise ValueError(f"{where}: expected an AnyValue object, got {type(v).__name__}")
         if depth >= MAX_VALUE_DEPTH:
             raise ValueError(f"{where}: attribute value nested deeper than {MAX_VALUE_DEPTH} levels")
+        kinds = [name for name, value in v.items()
+                 if value is not None and _CAMEL.get(name, name) in _ANY_VALUE_FIELDS]
+        if len(kinds) > 1:  # a oneof: which one was meant is unknown (protobuf's JSON parsers refuse it too)
+            raise ValueError(f"{where}: an AnyValue holds one value, got {len(kinds)}: {', '.join(kinds)}")
         for name, value in v.items():
             if value is None:  # proto3 JSON mapping: null means the field's default (Phoenix writes every field)
                 continue

@@ -58,22 +58,25 @@ class Decoded:
         problems: why, one message per problem (field paths as in the JSON encoding).
         repaired: the protobuf string fields whose bytes were not UTF-8 (field paths as in the JSON
             encoding), kept with U+FFFD in place of the bad bytes.
+        dropped: fields dropped from spans that were kept, one message each naming the field (a malformed
+            ``traceState``, a status code other than 0-2 read as unset: the reader's warnings).
     """
 
     spans: list[ReadableSpan] = field(default_factory=list)
     rejected: int = 0
     problems: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
 
     @property
     def partial(self) -> bool:
         """Whether the response carries a ``partial_success``: spans rejected, or (a warning, with
-        ``rejected_spans`` 0, as the OTLP specification allows) text repaired."""
-        return bool(self.rejected or self.repaired)
+        ``rejected_spans`` 0, as the OTLP specification allows) text repaired or fields dropped."""
+        return bool(self.rejected or self.repaired or self.dropped)
 
     def message(self) -> str:
         """The ``partial_success.error_message``: the first problems, and how many more; then the fields
-        whose text was repaired."""
+        whose text was repaired, and those dropped from spans that were kept."""
         from .file import problems_message
 
         text = problems_message(self.problems) if self.problems else ""
@@ -81,6 +84,8 @@ class Decoded:
             note = (f"{len(self.repaired)} string field(s) not UTF-8, kept with U+FFFD for the bad bytes: "
                     + problems_message(self.repaired))
             text = f"{text}; {note}" if text else note
+        if self.dropped:
+            text = "; ".join(filter(None, (text, problems_message(self.dropped))))
         return text
 
 
@@ -170,11 +175,12 @@ def _decode(data: dict[str, Any]) -> Decoded:
     from .file import _Decoder
 
     rejected: list[tuple[int, str]] = []
+    decoder = _Decoder()
     try:
-        spans = _Decoder().request(data, rejected)
+        spans = decoder.request(data, rejected)
     except ValueError as exc:  # the top level itself (resourceSpans not an array)
         raise BadRequest(f"not an OTLP trace request: {exc}") from None
-    return Decoded(spans, sum(n for n, _ in rejected), [m for _, m in rejected])
+    return Decoded(spans, sum(n for n, _ in rejected), [m for _, m in rejected], dropped=decoder.notes)
 
 
 def _protobuf_to_json(body: bytes, repaired: list[str]) -> dict[str, Any]:

@@ -179,6 +179,8 @@ class OTLPReceiver:
         elif decoded.repaired:
             logger.warning("otel-agents collect: a request held text that is not UTF-8 (kept, repaired): %s",
                            decoded.message())
+        elif decoded.dropped:
+            logger.warning("otel-agents collect: fields dropped from spans that were kept: %s", decoded.message())
         try:
             self.sink(decoded.spans, raw())
         except Exception:  # noqa: BLE001 - answered 500; the receiver keeps serving

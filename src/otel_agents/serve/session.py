@@ -33,7 +33,9 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
 from .._spans import SemanticSpan, Telemetry, encode, in_forked_child, probes, semantic_span_for
 from .._spans.redaction import redact_text
+from ..instrumentors.a2a._protocol import ENV_PROPAGATE as A2A_PROPAGATE
 from ..instrumentors.a2a._protocol import propagating as a2a_propagating  # (imports no a2a, as no mcp below)
+from ..instrumentors.mcp._protocol import ENV_PROPAGATE as MCP_PROPAGATE
 from ..instrumentors.mcp._protocol import propagating as mcp_propagating
 from ..semconv import Kind
 from ..semconv import attributes as A
@@ -77,6 +79,7 @@ class TraceCollector(SpanProcessor):
         self._finished: dict[int, list[ReadableSpan]] = {}
         self._open: dict[int, dict[int, Any]] = {}
         self._remote: dict[int, dict[int, ReadableSpan]] = {}
+        self._ended: dict[int, None] = {}  # traces watched no longer, oldest first (at most _MAX_TRACES)
         self._lock = threading.Lock()  # new in a forked child: another thread may have held it at fork
         self.remote_dropped = 0  # spans received for traces not watched, or over the per-trace cap
 
@@ -89,6 +92,7 @@ class TraceCollector(SpanProcessor):
                 self._finished.pop(oldest)
                 self._open.pop(oldest, None)
                 self._remote.pop(oldest, None)
+                self._end(oldest)
             self._finished[trace_id] = []
             self._open[trace_id] = {}
             self._remote[trace_id] = {}
@@ -98,7 +102,14 @@ class TraceCollector(SpanProcessor):
         with self._lock:
             self._open.pop(trace_id, None)
             remote = self._remote.pop(trace_id, {})
+            self._end(trace_id)
             return self._finished.pop(trace_id, []) + list(remote.values())
+
+    def _end(self, trace_id: int) -> None:
+        """``trace_id`` is watched no longer: a span of it arriving later came too late (the lock held)."""
+        self._ended[trace_id] = None
+        if len(self._ended) > _MAX_TRACES:
+            del self._ended[next(iter(self._ended))]
 
     def add_remote(self, spans: Any, raw: Any = None) -> None:
         """Spans received from other processes (the ``--collect`` receiver's sink): those of watched
@@ -111,11 +122,25 @@ class TraceCollector(SpanProcessor):
                     self.remote_dropped += 1
                     n = self.remote_dropped
                     if n == 10 ** (len(str(n)) - 1):  # counted at 1, 10, 100...: never a flood
-                        logger.warning("--collect: a span of trace %032x arrived for no step in progress (or over "
-                                       "%d per step) and was not folded (%d so far; raise --collect-grace if the "
-                                       "step had ended)", ctx.trace_id, _MAX_REMOTE_SPANS, n)
+                        logger.warning("--collect: a span of trace %032x was not folded (%d so far): %s",
+                                       ctx.trace_id, n, self._why_dropped(ctx.trace_id, bucket))
                     continue
                 bucket.setdefault(ctx.span_id, span)
+
+    def _why_dropped(self, trace_id: int, bucket: dict[int, ReadableSpan] | None) -> str:
+        """Why a span received for ``trace_id`` is not folded, with what would help, if anything does."""
+        if bucket is not None:
+            return f"its step had {_MAX_REMOTE_SPANS} spans from other processes already, the most it keeps"
+        if trace_id in self._ended:
+            return "it arrived after its step had ended: raise --collect-grace"
+        # never a step's trace: a request that carried no trace context started it in the other process
+        off = [name for name, propagating in ((MCP_PROPAGATE, mcp_propagating), (A2A_PROPAGATE, a2a_propagating))
+               if not propagating(None)]
+        if off:
+            return (f"its trace is no step's: with {' and '.join(off)} off here, those requests carry no trace "
+                    "context, so the other process's spans are traces of their own (never folded into a step)")
+        return ("its trace is no step's: the other process started it (a request that carried no trace context, "
+                "as with propagation off in code, propagate=False, or spans sent here by another program)")
 
     def remote_missing(self, trace_id: int) -> list[str]:
         """What the trace still waits for from other processes: one message per local call out

@@ -40,7 +40,9 @@ span line like anywhere else; the transport's own children (httpcore, urllib3)
 stay quiet. So under an A2A call's span (``a2a.method.name``): the request to the call's
 ``server.address`` is its transport (an HTTP client instrumentation's ``POST``), not an effect. Under
 a transport, the other process's span of the call (an A2A or MCP server's) and what it does are
-the run's again (the remote agent's own side effects).
+the run's again (the remote agent's own side effects). An A2A agent-card fetch (:func:`is_discovery`: ``GET``
+of ``/.well-known/agent-card.json``, or ``/.well-known/agent.json`` of older A2A versions) is discovery, not a side
+effect: no line, not counted.
 """
 
 from __future__ import annotations
@@ -157,6 +159,26 @@ def is_transport(span: F.FoldSpan, model: F.FoldSpan) -> bool:
     if isinstance(address, str) and address:
         return False
     return any(_matches(host, patterns) for patterns in PROVIDER_HOSTS.values())
+
+
+# The A2A specification's well-known URI of an agent card (RFC 8615), and the name of versions before 0.3.
+# a2a-sdk's card resolver joins it to the agent's base URL, which may have a path of its own: matched at the end.
+_AGENT_CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+
+
+def is_discovery(span: F.FoldSpan) -> bool:
+    """Whether ``span`` (no semantic kind) is a client's ``GET`` of an A2A agent card: reading what a remote
+    agent offers before calling it changes nothing anywhere, so it is no side effect of the run (no line, not
+    in ``metrics.effects``), as the call's own transport is not. Any other request, a ``GET`` of another
+    path or another method on the card's path, is an effect as before."""
+    a = span.attributes
+    if span.span_kind in _NOT_OURS or _first(a, "http.request.method", "http.method") != "GET":
+        return False
+    path = _first(a, "url.path")
+    if path is None:
+        parts = _split(_first(a, "url.full", "http.url"))
+        path = parts.path if parts is not None else None
+    return isinstance(path, str) and path.endswith(_AGENT_CARD_PATHS)
 
 
 def _http(a: dict[str, Any], content: bool) -> str | None:

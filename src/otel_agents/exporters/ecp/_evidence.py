@@ -56,7 +56,7 @@ from opentelemetry.trace import StatusCode
 from ...semconv import attributes as A
 from . import _facts as F
 from . import _json
-from ._effects import classify, content_recorded, is_transport
+from ._effects import classify, content_recorded, is_discovery, is_transport
 from ._runs import RunTree
 
 NAME_LIMIT = 120
@@ -233,6 +233,8 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
                                a.get(A.OTEL_AGENTS_STOP_REASON)):
                 stack.append((True, span, depth, k, quiet, model))
         elif model is not None and not quiet and is_transport(span, model):
+            child_quiet = True
+        elif not quiet and is_discovery(span):  # an A2A agent-card GET: discovery, no side effect
             child_quiet = True
         elif not quiet:
             if content is None:
