@@ -319,6 +319,26 @@ def test_a_status_code_that_is_none_of_0_1_2_is_read_as_unset_and_named(tmp_path
     assert f"warning: {path}:1: resourceSpans[0].scopeSpans[0].spans[0].status.code: 7" in capsys.readouterr().err
 
 
+def test_a_span_kind_that_is_none_of_0_to_5_is_read_as_internal_and_named(tmp_path):
+    """Span.kind is an enum of 0 (unspecified) to 5 (consumer): a 9 became INTERNAL silently. It still does (an
+    open proto3 enum, as the status code), now with a warning naming the line and the field; the span is kept."""
+    usual = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": f"{1:016x}", "name": "s1", "kind": 9}
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        usual, {**usual, "spanId": f"{2:016x}", "name": "s2", "kind": 3},
+        {**usual, "spanId": f"{3:016x}", "name": "s3", "kind": -1, "traceState": "a=1"}]}]}]}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(request) + "\n", encoding="utf-8")
+    warnings: list = []
+    errors: list = []
+    spans = read_otlp_json(path, errors=errors, warnings=warnings)
+    assert [(s.name, s.kind) for s in spans] == [("s1", SpanKind.INTERNAL), ("s2", SpanKind.CLIENT),
+                                                 ("s3", SpanKind.INTERNAL)]
+    assert not errors
+    assert [(w.line, w.message) for w in warnings] == [
+        (1, f"resourceSpans[0].scopeSpans[0].spans[{i}].kind: {k} is not a span kind (1 internal, 2 server, 3 client, "
+            "4 producer, 5 consumer); read as internal, the span kept") for i, k in ((0, 9), (2, -1))]
+
+
 @pytest.mark.parametrize("number", ["²", "--5", "٣", "-", "1_0", " 5"])
 @pytest.mark.parametrize("field", ["startTimeUnixNano", "flags"])
 def test_an_integer_field_that_is_not_ascii_decimal_text_is_named(tmp_path, number, field):

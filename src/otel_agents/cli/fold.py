@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=plain(__doc__.split("\n\n")[1]), epilog="exit codes: 0 all read and folded, "
                        "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable; warnings (spans "
                        "read twice, a malformed traceState dropped, a status code "
-                       "beyond 0-2 read as unset) leave it unchanged")
+                       "beyond 0-2 read as unset, a span kind beyond 0-5 read as internal) leave it unchanged")
     p.add_argument("traces", metavar="TRACES.jsonl", nargs="+",
                    help="OTLP/JSON lines (gzip-compressed too), one file or several folded together; '-' for "
                         "standard input")

@@ -318,7 +318,8 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
             could not be read; when ``None``, each is logged as a WARNING.
         warnings: a list that receives one :class:`MalformedLine` per field dropped
             from a span that was kept (a malformed ``traceState``, a status code other
-            than 0-2 read as unset); when ``None``, each is logged as a WARNING.
+            than 0-2 read as unset, a span kind other than 0-5 read as internal); when ``None``,
+            each is logged as a WARNING.
 
     Returns:
         The spans of every readable line, in file order (see :func:`iter_otlp_json`
@@ -348,7 +349,8 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
             span that was kept: a ``traceState`` that is not a W3C ``tracestate``
             (``…spans[2].traceState: member 'x y' is not key=value …``), a
             ``status.code`` other than 0, 1, 2 (a proto3 enum is open: read as unset,
-            ``…status.code: 7 is not a status code …``); when ``None``, each is logged as a WARNING.
+            ``…status.code: 7 is not a status code …``), a ``kind`` other than 0-5 (read as
+            internal, ``…kind: 9 is not a span kind …``); when ``None``, each is logged as a WARNING.
         others: called with ``(line number, object)`` for each line that is a JSON object but no trace request
             (no ``resourceSpans``: an ECP envelope, a log record), which is otherwise passed over silently; so a
             reader of mixed files (``ecp serve --replay``) takes the other records with this same reading.
@@ -657,7 +659,7 @@ class _Decoder:
 
     Every field is type-checked; the first bad one raises ``ValueError`` naming its path
     (``resourceSpans[0].scopeSpans[1].spans[2].startTimeUnixNano: ...``). A field that can be
-    dropped without losing the span (a malformed ``traceState``, an unknown status code) is dropped and noted in
+    dropped without losing the span (a malformed ``traceState``, an unknown status code or span kind) is dropped and noted in
     :attr:`notes`, with its path. ``make`` makes each span, called as ``ReadableSpan`` is (positional
     arguments in its order): ``ReadableSpan`` itself by default.
     """
@@ -736,7 +738,11 @@ class _Decoder:
         events = self._events(s, where)
         links = self._links(s, where)
         attributes = self._attributes(s, where)
-        kind = _KINDS.get(self._enum(s, "kind", _SPAN_KINDS, where), _INTERNAL)
+        number = self._enum(s, "kind", _SPAN_KINDS, where)
+        if not 0 <= number <= 5:  # open, as the status code (0, unspecified, is read as internal as the SDK does)
+            self.notes.append(f"{where}.kind: {number} is not a span kind (1 internal, 2 server, 3 client, 4 producer, "
+                              "5 consumer); read as internal, the span kept")
+        kind = _KINDS.get(number, _INTERNAL)
         start = self._int(s, "startTimeUnixNano", where, 64) or None
         end = self._int(s, "endTimeUnixNano", where, 64) or None
         return self.make(name, context, parent, resource, attributes, events, links, kind, None, status, start, end,
@@ -756,7 +762,7 @@ class _Decoder:
         trace_id, span_id, parent_id = get("traceId"), get("spanId"), get("parentSpanId")
         start, end, st, links = get("startTimeUnixNano"), get("endTimeUnixNano"), get("status"), get("links")
         if not (type(name) is str and type(flags) is int and 0 <= flags <= 0xFFFFFFFF and type(kind) is int
-                and (header is None or header == "") and _usual_nanos(start) and _usual_nanos(end)
+                and 0 <= kind <= 5 and (header is None or header == "") and _usual_nanos(start) and _usual_nanos(end)
                 and (links is None or links == [])):
             return None
         traces = self._trace_ids

@@ -59,7 +59,8 @@ class Decoded:
         repaired: the protobuf string fields whose bytes were not UTF-8 (field paths as in the JSON
             encoding), kept with U+FFFD in place of the bad bytes.
         dropped: fields dropped from spans that were kept, one message each naming the field (a malformed
-            ``traceState``, a status code other than 0-2 read as unset: the reader's warnings).
+            ``traceState``, a status code other than 0-2 read as unset, a span kind other than 0-5 read as
+            internal: the reader's warnings).
     """
 
     spans: list[ReadableSpan] = field(default_factory=list)
