@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
+from tests import _loopback
 from tests.crewai.netguard import block_network
 
 # litellm is installed in .venv-litellm alone (Makefile ISOLATED says why)
@@ -53,14 +52,11 @@ def import_litellm() -> Any:
     return litellm
 
 
-class Provider(BaseHTTPRequestHandler):
+class Provider(_loopback.QuietHandler):
     protocol_version = "HTTP/1.1"  # a chunked body, which a broken connection leaves incomplete
     received: list[dict[str, Any]] = []
     sent: list[dict[str, Any]] = []  # per request: the text, finish reason and usage the server sent
     ending = "whole"
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -110,11 +106,5 @@ def serve(ending: str = "whole") -> Iterator[str]:
     """Run the provider on loopback for a test (a fixture's body): yields its base URL (``http://127.0.0.1:PORT/v1``)
     with ``Provider.received`` / ``Provider.sent`` emptied and ``Provider.ending`` set."""
     Provider.received, Provider.sent, Provider.ending = [], [], ending
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Provider)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with _loopback.serve(Provider) as url:
+        yield f"{url}/v1"
