@@ -37,11 +37,11 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from .._spans import ChatMessage, guard
+from .._spans.streams import FINISH_REASON
 from ._patch import PatchSet, SharedPatches
 from ._sdk_client import current_model_span
 
 MODULE = "litellm.litellm_core_utils.streaming_handler"
-TERMINAL = "finish_reason"  # what a cut stream never sent (the chunk LiteLLM makes its own "stop" for)
 
 
 def _stream_ended(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
@@ -53,8 +53,8 @@ def _stream_ended(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any
             reason = instance.received_finish_reason or instance.intermittent_finish_reason
             if reason:
                 span.set_finish_reasons([reason], unless_set=True)  # the provider's (a framework's own, later, wins)
-            else:
-                span.mark_incomplete(TERMINAL)
+            else:  # cut short: LiteLLM's closing chunk will carry a "stop" of its own
+                span.mark_incomplete(FINISH_REASON)
             if not reason or not _provider_usage(instance):
                 span.refuse_usage()
     return wrapped(*args, **kwargs)
