@@ -21,6 +21,13 @@ answers with the text that arrived, which would otherwise leave a span with stat
 through their model span, recorded once. A stream the caller leaves early never reaches either: its span stays
 the framework's to end (abandoned).
 
+LiteLLM's ``Router`` with fallbacks sends one call's request again to another deployment inside the same model
+span: a request refused before its stream (an HTTP error) never reaches the watch, and the span is the answering
+request's; a stream that breaks before its first chunk (``MidStreamFallbackError`` with ``is_pre_first_chunk``,
+which ``Router.acompletion`` falls back on) is recorded here before the Router answers from the fallback, so that
+span is ERROR beside the fallback's finish reason (tests/litellm/test_router.py, a strict xfail). Neither failed
+request has a span of its own.
+
 :func:`use` installs the wrappers (now, or when the module is imported: importing LiteLLM costs seconds) for as
 long as one instrumentor uses them: those of the frameworks that stream through LiteLLM (CrewAI; smolagents, the
 OpenAI Agents SDK and Agno, whose LiteLLM models run this same code), each holding its use as one of its patches
