@@ -7,6 +7,7 @@ import gc
 import json
 import logging
 import time
+import weakref
 
 import pytest
 from hypothesis import given
@@ -415,6 +416,45 @@ def test_an_exception_recorded_again_is_one_failure(telemetry, exporter) -> None
     assert [e[0] for e in once.events] == ["exception"] and once.attributes[A.ERROR_TYPE] == "ConnectionResetError"
     assert [e[1]["exception.type"] for e in twice.events] == ["ConnectionResetError", "TimeoutError"]
     assert twice.attributes[A.ERROR_TYPE] == "TimeoutError"
+
+
+class _Failure(Exception):
+    """An exception a weak reference can be taken to (the built-in ones take none)."""
+
+
+class _Held:
+    """A local of the frame that raised: what its traceback keeps alive."""
+
+
+def _raised() -> tuple[_Failure, weakref.ref, weakref.ref]:
+    """An exception caught from a call, and weak references to it and to a local of the frame that raised it."""
+    held = _Held()
+    try:
+        raise _Failure(repr(held))
+    except _Failure as exc:
+        return exc, weakref.ref(exc), weakref.ref(held)
+
+
+@pytest.mark.parametrize("how", ["record_error", "end(error=...)"])
+def test_an_ended_span_keeps_no_exception_alive(telemetry, exporter, how: str) -> None:
+    """While the span is open, the exception it recorded is known (recorded again, it adds nothing); once it has
+    ended, the span object (held on by a framework's state, a stream wrapper) holds neither the exception nor,
+    through its traceback, the frames and locals of the code that raised it. Before, the last exception stayed
+    referenced from the span for as long as the span object lived."""
+    span = telemetry.start_span("model", "m")
+    failure, exc_ref, held_ref = _raised()
+    span.record_error(failure)
+    if how == "record_error":
+        span.record_error(failure)
+        span.end()
+    else:
+        span.end(error=failure)
+    (ended,) = exporter.spans
+    assert [e[0] for e in ended.events] == ["exception"], ended.events  # recorded once
+    del failure
+    gc.collect()
+    assert span.ended  # still referenced here
+    assert exc_ref() is None and held_ref() is None
 
 
 @pytest.mark.parametrize("exc", [asyncio.CancelledError(), KeyboardInterrupt(), SystemExit(1), GeneratorExit()],

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from otel_agents.exporters.file import read_otlp_json
+from tests._loopback import QuietHandler, serve
 from tests.servers import child_server, free_port
 from tests.spans import SpanSnapshot, snapshot
 
@@ -59,8 +60,6 @@ class RemoteAgent:
 def webhook() -> Any:
     """A loopback HTTP server recording the (path, headers) of each POST; yields ``(url, received)``
     (``received.bodies``: the POSTs' bodies, in the same order)."""
-    import http.server
-    import threading
 
     class Received(list):
         bodies: list[bytes]
@@ -68,7 +67,7 @@ def webhook() -> Any:
     received = Received()
     received.bodies = []
 
-    class Hook(http.server.BaseHTTPRequestHandler):
+    class Hook(QuietHandler):
         def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
             body = self.rfile.read(int(self.headers.get("content-length") or 0))
             received.bodies.append(body)
@@ -76,17 +75,8 @@ def webhook() -> Any:
             self.send_response(200)
             self.end_headers()
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(Hook) as url:
+        yield f"{url}/hook", received
 
 
 def message(text: str, *, task_id: str | None = None, context_id: str | None = None) -> Any:

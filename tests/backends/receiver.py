@@ -8,11 +8,11 @@ reads.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import threading
 import zlib
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -20,6 +20,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from tests._loopback import QuietHandler, serve
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class Receiver:
         self._lock = threading.Lock()
         receiver = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 with receiver._lock:
@@ -77,16 +79,9 @@ class Receiver:
                 self.end_headers()
                 self.wfile.write(reply)
 
-            def log_message(self, *args: Any) -> None:  # keep the test output clean
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        self._handler = Handler
+        self._serving = contextlib.ExitStack()
+        self.url = ""  # set on entering the ``with`` block
 
     def clear(self) -> None:
         with self._lock:
@@ -100,12 +95,11 @@ class Receiver:
         return [span for r in requests for span in decode(r.payload())]
 
     def __enter__(self) -> "Receiver":
-        self._thread.start()
+        self.url = self._serving.enter_context(serve(self._handler))
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serving.close()
 
 
 @dataclass(frozen=True)

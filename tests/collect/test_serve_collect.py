@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._loopback import QuietHandler, serve
+
 from ..exporters.conftest import check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,17 +45,23 @@ class Served:
         self._log.close()
 
 
+def steps(target: str, *args: str, inputs: list[str], log: Path) -> list[dict]:
+    """The results of ``agent/step`` for each of ``inputs`` in turn, from one ``Served(target, *args)``
+    (initialized first, closed after, also when a call fails)."""
+    served = Served(target, *args, log=log)
+    try:
+        served.call("agent/initialize", {})
+        return [served.call("agent/step", {"input": text})["result"] for text in inputs]
+    finally:
+        served.close()
+
+
 def test_the_mcp_servers_side_effect_is_in_the_step_envelope(tmp_path) -> None:
     """The side-effect twin's server e-mails the customer; only the server process sees it."""
     trace_file = tmp_path / "trace.jsonl"
-    served = Served(f"{EXAMPLES / 'mcp_agent.py'}:side_effect_agent", "--collect", "0", "--collect-grace", "60",
-                    "--step-timeout", "240", "--trace-file", str(trace_file), log=tmp_path / "serve.log")
-    try:
-        served.call("agent/initialize", {})
-        refund = served.call("agent/step", {"input": "Can I get a refund for order C300?"})["result"]
-        status = served.call("agent/step", {"input": "What is the status of order A100?"})["result"]
-    finally:
-        served.close()
+    refund, status = steps(f"{EXAMPLES / 'mcp_agent.py'}:side_effect_agent", "--collect", "0", "--collect-grace", "60",
+                           "--step-timeout", "240", "--trace-file", str(trace_file), log=tmp_path / "serve.log",
+                           inputs=["Can I get a refund for order C300?", "What is the status of order A100?"])
     check([refund, status])
     assert [c["name"] for c in refund["tool_calls"]] == ["lookup_order", "check_refund_policy"]  # not doubled
     assert "incomplete" not in refund and "incomplete" not in status
@@ -88,12 +96,8 @@ def agent(text):
 def test_a_missing_remote_part_is_reported_not_waited_for(tmp_path) -> None:
     target = tmp_path / "agent.py"
     target.write_text(AGENT_WITHOUT_ITS_SERVER, encoding="utf-8")
-    served = Served(f"{target}:agent", "--collect", "0", "--collect-grace", "0.5", log=tmp_path / "serve.log")
-    try:
-        served.call("agent/initialize", {})
-        envelope = served.call("agent/step", {"input": "hi"})["result"]
-    finally:
-        served.close()
+    (envelope,) = steps(f"{target}:agent", "--collect", "0", "--collect-grace", "0.5", inputs=["hi"],
+                        log=tmp_path / "serve.log")
     check([envelope])
     assert envelope["public_output"] == "done"
     assert envelope["incomplete"].startswith("remote spans missing after waiting 0.5 s (--collect-grace): "
@@ -108,13 +112,9 @@ def test_with_mcp_propagation_off_a_step_waits_for_no_server_span(tmp_path, monk
     The step is folded from this process's spans without waiting for them; it was held the whole grace period and
     marked incomplete ("no span arrived from the process that served 'tools/list'") though nothing could come."""
     monkeypatch.setenv("OTEL_AGENTS_MCP_PROPAGATE", "false")
-    served = Served(f"{EXAMPLES / 'mcp_agent.py'}:agent", "--collect", "0", "--collect-grace", "5",
-                    "--step-timeout", "240", log=tmp_path / "serve.log")
-    try:
-        served.call("agent/initialize", {})
-        envelope = served.call("agent/step", {"input": "What is the status of order A100?"})["result"]
-    finally:
-        served.close()
+    (envelope,) = steps(f"{EXAMPLES / 'mcp_agent.py'}:agent", "--collect", "0", "--collect-grace", "5",
+                        "--step-timeout", "240", inputs=["What is the status of order A100?"],
+                        log=tmp_path / "serve.log")
     check([envelope])
     assert "incomplete" not in envelope, envelope["incomplete"]
     assert [c["name"] for c in envelope["tool_calls"]] == ["lookup_order"]
@@ -166,7 +166,6 @@ def test_spans_received_are_all_forwarded_at_exit_and_counted(tmp_path, stop: st
     the receiver has stopped, so two are still queued when the server begins to exit, and the line, written after,
     counts all three sent. Before, the forwarding thread was never waited for (the queued requests went only if
     they were quicker than the interpreter's exit) and no line said what was forwarded."""
-    import http.server
     import signal
     import socket
     import threading
@@ -178,7 +177,7 @@ def test_spans_received_are_all_forwarded_at_exit_and_counted(tmp_path, stop: st
     got: list[bytes] = []
     release = threading.Event()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             got.append(self.rfile.read(int(self.headers["content-length"])))
             if len(got) == 1:
@@ -187,52 +186,47 @@ def test_spans_received_are_all_forwarded_at_exit_and_counted(tmp_path, stop: st
             self.send_header("content-length", "0")
             self.end_headers()
 
-        def log_message(self, *args) -> None:
-            pass
-
-    endpoint = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=endpoint.serve_forever, daemon=True).start()
-    destination = f"http://127.0.0.1:{endpoint.server_address[1]}/v1/traces"
     target = tmp_path / "agent.py"
     target.write_text("def agent(text):\n    return 'done'\n", encoding="utf-8")
     log = tmp_path / "serve.log"
-    served = Served(f"{target}:agent", "--collect", "0", "--otlp-endpoint", destination, log=log)
-    try:
-        wait_for(lambda: "collecting spans at" in log.read_text(), "the receiver's address")
-        url = re.search(r"collecting spans at (http://\S+)", log.read_text())[1]
-        bodies = []
-        for n in range(3):
-            request = ExportTraceServiceRequest()
-            request.resource_spans.add().scope_spans.add().spans.add(
-                trace_id=bytes([n + 1]) * 16, span_id=bytes([n + 1]) * 8, name=f"request {n}",
-                start_time_unix_nano=1, end_time_unix_nano=2)
-            bodies.append(request.SerializeToString())
-            post = urllib.request.Request(url, data=bodies[-1], headers={"Content-Type": "application/x-protobuf"})
-            with urllib.request.urlopen(post, timeout=30) as answer:
-                assert answer.status == 200
-        wait_for(lambda: len(got) == 1, "the first request forwarded")
-        if stop == "stdin closed":
-            served.proc.stdin.close()
-        else:
-            served.proc.send_signal(getattr(signal, stop))
+    with serve(Handler) as endpoint:
+        destination = f"{endpoint}/v1/traces"
+        served = Served(f"{target}:agent", "--collect", "0", "--otlp-endpoint", destination, log=log)
+        try:
+            wait_for(lambda: "collecting spans at" in log.read_text(), "the receiver's address")
+            url = re.search(r"collecting spans at (http://\S+)", log.read_text())[1]
+            bodies = []
+            for n in range(3):
+                request = ExportTraceServiceRequest()
+                request.resource_spans.add().scope_spans.add().spans.add(
+                    trace_id=bytes([n + 1]) * 16, span_id=bytes([n + 1]) * 8, name=f"request {n}",
+                    start_time_unix_nano=1, end_time_unix_nano=2)
+                bodies.append(request.SerializeToString())
+                post = urllib.request.Request(url, data=bodies[-1], headers={"Content-Type": "application/x-protobuf"})
+                with urllib.request.urlopen(post, timeout=30) as answer:
+                    assert answer.status == 200
+            wait_for(lambda: len(got) == 1, "the first request forwarded")
+            if stop == "stdin closed":
+                served.proc.stdin.close()
+            else:
+                served.proc.send_signal(getattr(signal, stop))
 
-        def stopped() -> bool:  # the receiver's port closed (the server is exiting), or the process gone
-            try:
-                socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port), timeout=5).close()
-            except ConnectionRefusedError:
-                return True
-            return served.proc.poll() is not None
+            def stopped() -> bool:  # the receiver's port closed (the server is exiting), or the process gone
+                try:
+                    socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port), timeout=5).close()
+                except ConnectionRefusedError:
+                    return True
+                return served.proc.poll() is not None
 
-        wait_for(stopped, "the receiver stopped")
-        release.set()
-        assert served.proc.wait(timeout=60) == 0
-    finally:
-        release.set()
-        if served.proc.poll() is None:
-            served.proc.kill()
-            served.proc.wait(timeout=60)
-        served._log.close()
-        endpoint.shutdown()
+            wait_for(stopped, "the receiver stopped")
+            release.set()
+            assert served.proc.wait(timeout=60) == 0
+        finally:
+            release.set()
+            if served.proc.poll() is None:
+                served.proc.kill()
+                served.proc.wait(timeout=60)
+            served._log.close()
     text = log.read_text()
     assert got == bodies, text
     said = [line for line in text.splitlines() if line.startswith("otel-agents ecp serve: --collect: ")]

@@ -13,14 +13,15 @@ spans from another.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import gzip
-import threading
 import urllib.error
 import urllib.request
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from tests._loopback import QuietHandler, serve
 
 from ..exporters.conftest import check
 from .conftest import emit, new_runs, wait_for
@@ -53,7 +54,7 @@ class Router:
         self.ring = Ring(sorted(backends))
         router = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 if self.headers.get("Content-Encoding") == "gzip":
@@ -65,12 +66,8 @@ class Router:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self._serving = contextlib.ExitStack()
+        self.url = self._serving.enter_context(serve(Handler)) + "/v1/traces"
 
     def route(self, request: ExportTraceServiceRequest) -> int:
         parts: dict[str, ExportTraceServiceRequest] = {}
@@ -95,8 +92,7 @@ class Router:
         return 200
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._serving.close()
 
 
 def _split(ring: Ring, n: int) -> list:

@@ -8,9 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,6 +21,7 @@ from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
+from tests._loopback import QuietHandler, serve
 from tests.crewai.fakes import (GENAI_FINISH, NativeLLM, OrderFlow, ReactLLM, ReplyLLM, clerk, lookup_order,
                                 one_agent_crew, order_task)
 from tests.spans import SnapshotExporter, SpanSnapshot, parent_of, tree
@@ -271,7 +270,7 @@ def test_cr2_same_llm_called_again_from_its_own_tool(instrumented: Any, exporter
 def openai_loopback() -> Iterator[str]:
     """An OpenAI-compatible chat completions endpoint on 127.0.0.1 answering with a final answer."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's API
             self.rfile.read(int(self.headers.get("content-length") or 0))
             body = json.dumps({
@@ -286,15 +285,8 @@ def openai_loopback() -> Iterator[str]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
-    server.server_close()
+    with serve(Handler) as url:
+        yield f"{url}/v1"
 
 
 def test_cr2_llm_model_resolves_to_a_provider_class(instrumented: Any, exporter: SnapshotExporter,

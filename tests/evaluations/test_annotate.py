@@ -28,6 +28,7 @@ from otel_agents.evaluations import EvaluationResult, evaluation_results
 from otel_agents.evaluations._langfuse import score
 from otel_agents.evaluations._phoenix import annotation
 from otel_agents.exporters.file import read_otlp_json
+from tests._loopback import QuietHandler, serve
 from tests.backends.receiver import Receiver, value
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -886,7 +887,7 @@ def _trickling(status: int, content_type: str) -> Iterator[str]:
     server = socket.create_server(("127.0.0.1", 0))
     done = threading.Event()
 
-    def serve() -> None:
+    def trickle() -> None:
         while not done.is_set():
             try:
                 conn, _ = server.accept()
@@ -901,7 +902,7 @@ def _trickling(status: int, content_type: str) -> Iterator[str]:
                         break
                     conn.sendall(b"{")
 
-    threading.Thread(target=serve, daemon=True).start()
+    threading.Thread(target=trickle, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.getsockname()[1]}"
     finally:
@@ -1039,11 +1040,9 @@ def _backend(authorization: str | None, status: int = 200, body: bytes | None = 
     body)`` of each request): a request without ``authorization`` (when given) is answered 401; else ``status``
     with ``body`` (``content_type``; a ``location`` header when given), by default Phoenix's answer (one id per
     annotation), which Langfuse's client does not read."""
-    import http.server
-
     got: list = []
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             sent = json.loads(self.rfile.read(int(self.headers["content-length"])))
             got.append(({k.lower(): v for k, v in self.headers.items()}, sent))
@@ -1061,18 +1060,8 @@ def _backend(authorization: str | None, status: int = 200, body: bytes | None = 
             self.end_headers()
             self.wfile.write(answer)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}", got
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve(Handler) as url:
+        yield url.removeprefix("http://"), got
 
 
 def _placed_report(tmp_path: Path, scenario: str = "s") -> Path:

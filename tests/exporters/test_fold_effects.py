@@ -5,8 +5,6 @@ instrumentations, ``span`` lines for plain user spans), bounded per run, counted
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 
 import fakeredis
@@ -22,11 +20,12 @@ from opentelemetry.trace import SpanKind
 from otel_agents._spans import ChatMessage, Settings, Telemetry, ToolCallPart
 from otel_agents.exporters.ecp import fold
 from otel_agents.exporters.ecp._evidence import MAX_OTHER_LINES
+from tests._loopback import QuietHandler, serve
 
 from .conftest import check
 
 
-class _Mail(BaseHTTPRequestHandler):
+class _Mail(QuietHandler):
     """A fake mail service: accepts any POST with 202."""
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
@@ -36,18 +35,11 @@ class _Mail(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b"{}")
 
-    def log_message(self, *args: Any) -> None:
-        pass
-
 
 @pytest.fixture(scope="module")
 def mail_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Mail)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with serve(_Mail) as url:
+        yield url
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from opentelemetry.trace import StatusCode
 from otel_agents._spans import SemanticSpan
 from otel_agents._spans.finalisers import settle
 from otel_agents.instrumentors.google_adk import GoogleADKInstrumentor
+from tests._loopback import QuietHandler, serve
 from tests.exporters.conftest import check
 from tests.genai_schema import validate_genai_json
 from tests.spans import SnapshotExporter, ancestors, assert_reasoning_then_answer, parent_of, tree
@@ -814,17 +815,13 @@ def test_the_server_a_gemini_model_was_given_is_recorded(instrumented: Any, expo
     loopback) has server.address/port of it, the host and port the server was reached on; a model without one
     (its default endpoint, in a client made on first use) has neither."""
     import json as _json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    import urllib.parse
 
     from google.adk.models.google_llm import Gemini
 
     reached: list[str] = []
 
-    class Generate(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Generate(QuietHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             self.rfile.read(int(self.headers["Content-Length"]))
             reached.append(self.headers["Host"])
@@ -840,15 +837,9 @@ def test_the_server_a_gemini_model_was_given_is_recorded(instrumented: Any, expo
             self.wfile.write(body)
 
     monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Generate)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        port = httpd.server_address[1]
-        model = Gemini(model="gemini-2.5-flash", base_url=f"http://127.0.0.1:{port}")
-        assert run_agent(support_agent(model, tools=[])).error is None
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve(Generate) as url:
+        port = urllib.parse.urlsplit(url).port
+        assert run_agent(support_agent(Gemini(model="gemini-2.5-flash", base_url=url), tools=[])).error is None
     assert run_agent(support_agent(ScriptedLlm([Text("Shipped.")]), tools=[])).error is None
     served, scripted = exporter.semantic("model")
     assert reached == [f"127.0.0.1:{port}"]

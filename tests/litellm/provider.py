@@ -9,21 +9,25 @@ How a streamed answer ends (``Provider.ending``):
 - ``cut``: no finish reason, no usage, no ``[DONE]``: the body ends cleanly after the last word, as when a proxy
   closes the stream;
 - ``broken``: the connection closes in the middle of the body after two words (an incomplete chunked read: the
-  client's read raises).
+  client's read raises);
+- ``broken_at_start``: the connection closes in the middle of the body before its first chunk;
+- ``refused``: no answer at all, HTTP 503 (streamed or not).
+
+``Provider.ending_of`` gives a model of its own ending (a Router's deployments: the first fails, the fallback
+answers); a request for any other model ends as ``Provider.ending`` says.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
+from tests import _loopback
 from tests.crewai.netguard import block_network
 
 # litellm is installed in .venv-litellm alone (Makefile ISOLATED says why)
@@ -53,14 +57,12 @@ def import_litellm() -> Any:
     return litellm
 
 
-class Provider(BaseHTTPRequestHandler):
+class Provider(_loopback.QuietHandler):
     protocol_version = "HTTP/1.1"  # a chunked body, which a broken connection leaves incomplete
     received: list[dict[str, Any]] = []
     sent: list[dict[str, Any]] = []  # per request: the text, finish reason and usage the server sent
     ending = "whole"
-
-    def log_message(self, *args: Any) -> None:
-        pass
+    ending_of: dict[str, str] = {}  # a request's "model" -> its ending
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -70,6 +72,10 @@ class Provider(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.received.append(body)
         self.close_connection = True
+        ending = self.ending_of.get(body.get("model"), self.ending)
+        if ending == "refused":
+            self.send_error(503, "overloaded")
+            return
         self.send_response(200)
         base = {"id": "chatcmpl-sse", "created": 0, "model": "gpt-4o-2024-08-06"}
         if not body.get("stream"):
@@ -86,9 +92,9 @@ class Provider(BaseHTTPRequestHandler):
         self.end_headers()
         time.sleep(DELAY)
         base["object"] = "chat.completion.chunk"
-        words = WORDS[:2] if self.ending == "broken" else WORDS
-        finish = "stop" if self.ending in ("whole", "no_usage") else None
-        usage = USAGE if self.ending == "whole" else None
+        words = {"broken": WORDS[:2], "broken_at_start": []}.get(ending, WORDS)
+        finish = "stop" if ending in ("whole", "no_usage") else None
+        usage = USAGE if ending == "whole" else None
         self.sent.append({"text": "".join(words), "finish_reason": finish, "usage": usage})
         for i, word in enumerate(words):
             choice = {"index": 0, "delta": {"role": "assistant", "content": word} if i == 0 else {"content": word},
@@ -99,7 +105,7 @@ class Provider(BaseHTTPRequestHandler):
             self._chunk(f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode())
         if finish:
             self._chunk(b"data: [DONE]\n\n")
-        if self.ending == "broken":
+        if ending in ("broken", "broken_at_start"):
             self.wfile.write(b"40\r\ndata: {\"id\"")  # a chunk announced, cut: the body never ends
             self.wfile.flush()
         else:
@@ -109,12 +115,6 @@ class Provider(BaseHTTPRequestHandler):
 def serve(ending: str = "whole") -> Iterator[str]:
     """Run the provider on loopback for a test (a fixture's body): yields its base URL (``http://127.0.0.1:PORT/v1``)
     with ``Provider.received`` / ``Provider.sent`` emptied and ``Provider.ending`` set."""
-    Provider.received, Provider.sent, Provider.ending = [], [], ending
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Provider)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    Provider.received, Provider.sent, Provider.ending, Provider.ending_of = [], [], ending, {}
+    with _loopback.serve(Provider) as url:
+        yield f"{url}/v1"

@@ -33,7 +33,7 @@ class OutcomeSetters:
         _error_type: str | None
         _in_band: bool
         _stored: bool
-        _recorded: BaseException
+        _recorded: BaseException | None  # the last exception recorded; None once ended (SemanticSpan.end)
         kind: Kind
 
         def set_attribute(self, key: str, value: Any) -> None: ...

@@ -346,6 +346,9 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         if error is not None:
             self.record_error(error, control_flow=not isinstance(error, Exception))
         self._ended = True
+        # record_error's last exception (read only while open): not kept, with its traceback's frames, as long as
+        # whatever holds this span (a framework's run state, a stream wrapper) lives
+        self._recorded = None
         # Three guarded steps, each written out as try/except rather than `with guard(...)`: every span runs them.
         span = self.span
         try:

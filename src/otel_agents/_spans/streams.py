@@ -44,7 +44,8 @@ Missing = Callable[[], "str | None"]
 
 
 FINISH_REASON = "finish_reason"
-"""What :meth:`ChoiceFinishes.missing` names: the finish reason a streamed chat completion's choice never got."""
+"""The finish reason a streamed chat completion's choice never got: the name :meth:`ChoiceFinishes.missing` returns
+and an instrumentor that sees a cut stream otherwise gives :meth:`~.outcome.OutcomeSetters.mark_incomplete`."""
 
 
 class ChoiceFinishes:

@@ -21,6 +21,13 @@ answers with the text that arrived, which would otherwise leave a span with stat
 through their model span, recorded once. A stream the caller leaves early never reaches either: its span stays
 the framework's to end (abandoned).
 
+LiteLLM's ``Router`` with fallbacks sends one call's request again to another deployment inside the same model
+span: a request refused before its stream (an HTTP error) never reaches the watch, and the span is the answering
+request's; a stream that breaks before its first chunk (``MidStreamFallbackError`` with ``is_pre_first_chunk``,
+which ``Router.acompletion`` falls back on) is recorded here before the Router answers from the fallback, so that
+span is ERROR beside the fallback's finish reason (tests/litellm/test_router.py, a strict xfail). Neither failed
+request has a span of its own.
+
 :func:`use` installs the wrappers (now, or when the module is imported: importing LiteLLM costs seconds) for as
 long as one instrumentor uses them: those of the frameworks that stream through LiteLLM (CrewAI; smolagents, the
 OpenAI Agents SDK and Agno, whose LiteLLM models run this same code), each holding its use as one of its patches
@@ -37,11 +44,11 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from .._spans import ChatMessage, guard
+from .._spans.streams import FINISH_REASON
 from ._patch import PatchSet, SharedPatches
 from ._sdk_client import current_model_span
 
 MODULE = "litellm.litellm_core_utils.streaming_handler"
-TERMINAL = "finish_reason"  # what a cut stream never sent (the chunk LiteLLM makes its own "stop" for)
 
 
 def _stream_ended(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
@@ -53,8 +60,8 @@ def _stream_ended(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any
             reason = instance.received_finish_reason or instance.intermittent_finish_reason
             if reason:
                 span.set_finish_reasons([reason], unless_set=True)  # the provider's (a framework's own, later, wins)
-            else:
-                span.mark_incomplete(TERMINAL)
+            else:  # cut short: LiteLLM's closing chunk will carry a "stop" of its own
+                span.mark_incomplete(FINISH_REASON)
             if not reason or not _provider_usage(instance):
                 span.refuse_usage()
     return wrapped(*args, **kwargs)
