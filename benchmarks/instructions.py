@@ -30,6 +30,7 @@ valgrind; alone it runs the same batches and prints the same JSON without counts
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import glob
 import importlib
 import json
@@ -227,32 +228,139 @@ def runs_for(framework: str, runs: int) -> int:
 
 
 def measure(frameworks: list[str], *, runs: int, warmup: int, repeats: int, peers: bool,
-            python_for: Callable[[str], str]) -> dict[str, Any]:
+            python_for: Callable[[str], str], journal: str | None = None, resume: bool = False,
+            stamp: dict[str, Any] | None = None) -> dict[str, Any]:
     """Count every framework's variants ``repeats`` times (``python_for(framework)`` runs its process: an
-    isolated framework's venv); a JSON-ready result. Raises ``SystemExit`` when valgrind is not installed,
-    ``RuntimeError`` when a counted process fails or its markers and dumps disagree."""
+    isolated framework's venv); a JSON-ready result, built by :func:`from_journal` from the counted processes.
+
+    ``journal``: a JSON Lines file to which each counted process (one framework, one repeat) is appended, flushed
+    and synced as soon as it is counted (:func:`append`), so a run that is stopped keeps what it counted; a new run
+    empties it first. With ``resume``, the processes it already holds, counted the same way on ``commit``, are
+    kept and only the others are counted. ``stamp``: what each record also says (the runner's ``commit``,
+    ``machine``, ``quick``); a journal is resumed only on the same ``commit``. Raises ``SystemExit`` when
+    valgrind is not installed or the journal to resume was counted otherwise, ``RuntimeError`` when a counted
+    process fails or its markers and dumps disagree."""
+    method = {"tool": _tool(), "PYTHONHASHSEED": "0", "runs": runs, "warmup": warmup, "repeats": repeats,
+              "peers": peers}
+    stamp = stamp or {}
+    commit = stamp.get("commit")
+    records = []
+    if journal is not None and resume and os.path.exists(journal):
+        records = read_journal(journal)
+        for r in records:
+            if r["method"] != method or r["commit"] != commit:
+                theirs = {**r["method"], "commit": r["commit"]}
+                ours = {**method, "commit": commit}
+                differ = ", ".join(f"{k} {theirs.get(k)!r} there, {ours[k]!r} here" for k in ours
+                                   if theirs.get(k) != ours[k])
+                raise SystemExit(f"{journal}: counted otherwise ({differ}); run without --resume to count anew")
+    elif journal is not None:
+        with open(journal, "w", encoding="utf-8"):
+            pass  # a new run: a new journal
+    for framework in frameworks:
+        python, n = python_for(framework), runs_for(framework, runs)
+        mine = [r for r in records if r["framework"] == framework]
+        if any("skipped_framework" in r["counted"] for r in mine):
+            continue
+        held = {r["repeat"] for r in mine}
+        for repeat in range(repeats):
+            if repeat in held:
+                continue
+            date, t0 = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), time.perf_counter()
+            c = _counted(python, framework, runs=n, warmup=warmup, seed=repeat + 1, peers=peers)
+            record = {"framework": framework, "repeat": repeat, "date": date, "commit": commit, **stamp,
+                      "method": method, "runs": n, "wall_s": round(time.perf_counter() - t0, 1),
+                      "counted": c if "skipped_framework" in c else {**c, "python": python}}
+            if journal is not None:
+                append(journal, record)
+            records.append(record)
+            if "skipped_framework" in c:
+                break
+        built = from_journal([r for r in records if r["framework"] == framework])["frameworks"][framework]
+        if "variants" in built:
+            print(f"  instructions {framework}: {_one_line(built)}", file=sys.stderr, flush=True)
+    return from_journal([r for r in records if r["framework"] in frameworks], method=method)
+
+
+def _tool() -> str:
+    """The counting tool and its version (``valgrind-3.19.0 --tool=callgrind``); ``SystemExit`` without valgrind."""
     if shutil.which("valgrind") is None:
         raise SystemExit("the instructions group needs valgrind (apt-get install valgrind)")
     version = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
-    out: dict[str, Any] = {"method": {"tool": f"{version} --tool=callgrind", "PYTHONHASHSEED": "0", "runs": runs,
-                                      "warmup": warmup, "repeats": repeats}, "frameworks": {}}
-    for framework in frameworks:
-        python, t0, n = python_for(framework), time.perf_counter(), runs_for(framework, runs)
-        counted = []
-        for repeat in range(repeats):
-            c = _counted(python, framework, runs=n, warmup=warmup, seed=repeat + 1, peers=peers)
-            if "skipped_framework" in c:
-                break
-            counted.append({**c, "python": python})
-        if not counted:
-            out["frameworks"][framework] = c
+    return f"{version} --tool=callgrind"
+
+
+def append(journal: str, record: dict[str, Any]) -> None:
+    """One line of strict JSON appended to ``journal``, flushed and synced before this returns (a process stopped
+    after it keeps the line; one stopped inside it leaves at most a last line without its newline, which
+    :func:`read_journal` drops)."""
+    line = json.dumps(record, allow_nan=False) + "\n"
+    with open(journal, "a", encoding="utf-8") as f:
+        f.write(line)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_journal(journal: str) -> list[dict[str, Any]]:
+    """The records of a journal :func:`append` wrote, in order. A last line without its newline (a write that was
+    stopped) is dropped with a note on stderr and cut from the file, so lines appended after it stay lines of
+    their own. Raises ``SystemExit`` naming the file and line of any other line that is not a record."""
+    with open(journal, encoding="utf-8") as f:
+        text = f.read()
+    lines = text.split("\n")
+    if lines[-1]:
+        print(f"{journal}: line {len(lines)} was cut short (a stopped write): dropped", file=sys.stderr)
+        with open(journal, "r+", encoding="utf-8") as f:
+            f.truncate(len(text.encode("utf-8")) - len(lines[-1].encode("utf-8")))
+    records = []
+    for number, line in enumerate(lines[:-1], 1):
+        try:
+            record = json.loads(line, parse_constant=_no_constant)
+        except ValueError as e:
+            raise SystemExit(f"{journal}: line {number} is not strict JSON ({e})") from None
+        missing = {"framework", "repeat", "date", "commit", "method", "runs", "counted"} - set(record) \
+            if isinstance(record, dict) else {"an object"}
+        if missing:
+            raise SystemExit(f"{journal}: line {number} lacks {', '.join(sorted(missing))}")
+        records.append(record)
+    return records
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+def from_journal(records: list[dict[str, Any]], method: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An ``instructions.json`` result from a journal's records (:func:`read_journal`): each framework, in the
+    order first counted, from the repeats it holds (a framework of a stopped run may hold fewer than asked; its
+    ``variants``' ``repeats`` say how many), with ``counted``: the date its first repeat started and its commit.
+    ``method``: the run's (default: the last record's). Raises ``SystemExit`` when the records were counted
+    differently (their counts would not compare) or there are none."""
+    if not records:
+        raise SystemExit("no counted process to build the instructions results from")
+    method = dict(method or records[-1]["method"])
+    frameworks: dict[str, Any] = {}
+    for framework in dict.fromkeys(r["framework"] for r in records):
+        mine = [r for r in records if r["framework"] == framework]
+        for r in mine:
+            if r["method"] != records[-1]["method"] or r["commit"] != mine[0]["commit"] or r["runs"] != mine[0]["runs"]:
+                raise SystemExit(f"{framework}: repeats counted with different methods or commits do not compare")
+        skipped = [r["counted"] for r in mine if "skipped_framework" in r["counted"]]
+        if skipped:
+            frameworks[framework] = skipped[0]
             continue
-        result = _framework(framework, counted)
-        result["wall_s"], result["runs"] = round(time.perf_counter() - t0, 1), n
-        out["frameworks"][framework] = result
-        print(f"  instructions {framework}: {_one_line(result)}", file=sys.stderr, flush=True)
-    out["repeatability"] = repeatability(out["frameworks"], repeats)
-    return out
+        mine.sort(key=lambda r: r["repeat"])
+        result = _framework(framework, [r["counted"] for r in mine])
+        result["wall_s"] = round(sum(r.get("wall_s", 0.0) for r in mine), 1)
+        result["runs"] = mine[0]["runs"]
+        result["counted"] = {"date": mine[0]["date"], "commit": mine[0]["commit"]}
+        frameworks[framework] = result
+    method.pop("peers", None)
+    counted = [len(x["variants"]["none"]["repeats"]) for x in frameworks.values() if "variants" in x]
+    about = {k: records[-1][k] for k in ("machine", "quick") if k in records[-1]}
+    return {"date": min(r["date"] for r in records), "commit": records[0]["commit"], **about, "method": method,
+            "frameworks": frameworks,
+            "repeatability": repeatability(frameworks, min(counted)) if counted else None}
 
 
 def repeatability(frameworks: dict[str, Any], repeats: int) -> dict[str, Any] | None:

@@ -16,6 +16,15 @@ instrumentors are installed)::
     python benchmarks/run.py --merge-instructions /tmp/r1/instructions.json,/tmp/r2/instructions.json
                                                   # no benchmark: these counts replace their frameworks' in
                                                   # results/instructions.json, the rest kept, the README rewritten
+    python benchmarks/run.py --only instructions --frameworks crewai,agno --resume
+                                                  # a stopped instructions run continued: what its journal
+                                                  # (results/instructions.jsonl) holds is kept, the rest counted
+    python benchmarks/run.py --merge-instructions benchmarks/results/instructions.jsonl
+                                                  # or, counting nothing more, what a stopped run counted merged
+
+Each job's JSON is written as soon as the job ends (the instructions group, which counts every framework in one
+job, appends each counted process to ``instructions.jsonl`` as soon as it is counted), so a stopped run keeps what
+it measured.
 
 Each comparison runs in a process of its own (a child of this one), so the
 variants compared with each other share one process and one machine state, and
@@ -81,9 +90,13 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--results", default=os.path.join(ROOT, "benchmarks", "results"), help="where the JSON goes")
     p.add_argument("--no-readme", action="store_true", help="do not rewrite the README's results table")
     p.add_argument("--merge-instructions", metavar="FILE[,FILE...]",
-                   help="run nothing: merge these instructions.json files (partial --only instructions runs) into "
+                   help="run nothing: merge these instructions.json files (partial --only instructions runs; or "
+                        "an instructions.jsonl journal, of a stopped run too) into "
                         "the one in --results, each framework counted in them replacing its old count, the others "
                         "kept; then rewrite the README (so the clock's results stay as they were timed)")
+    p.add_argument("--resume", action="store_true",
+                   help="instructions: keep the processes --results' instructions.jsonl holds (a stopped run's, "
+                        "counted the same way on this commit) and count only the others")
     p.add_argument("--child", help=argparse.SUPPRESS)  # internal: run one job, print its JSON
     a = p.parse_args(argv)
     if a.quick:
@@ -121,9 +134,14 @@ def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
     if job == "collect":
         return collect.collect_throughput(a.collect_spans)
     if job == "instructions":
+        from benchmarks.harness import machine
+
+        os.makedirs(a.results, exist_ok=True)
         return instructions.measure([f for f in a.frameworks.split(",") if f], runs=a.instruction_runs,
                                     warmup=a.instruction_warmup, repeats=a.repeats, peers=not a.no_peers,
-                                    python_for=lambda framework: _python_for(f"overhead:{framework}"))
+                                    python_for=lambda framework: _python_for(f"overhead:{framework}"),
+                                    journal=os.path.join(a.results, "instructions.jsonl"), resume=a.resume,
+                                    stamp={"commit": _commit(), "machine": machine(), "quick": a.quick})
     raise SystemExit(f"unknown job {job!r}")
 
 
@@ -182,10 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     for job in jobs:
         print(f"benchmark {job} ...", flush=True)
         result = {**meta, "python": _python_for(job), **_run_child(job, child_argv)}
-        name = job.replace(":", "-")
-        with open(os.path.join(a.results, f"{name}.json"), "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
+        _write(os.path.join(a.results, f"{job.replace(':', '-')}.json"), result)
         print(f"  {_one_line(job, result)}", flush=True)
     if not a.no_readme:
         from benchmarks.report import rewrite_readme
@@ -193,6 +208,15 @@ def main(argv: list[str] | None = None) -> int:
         rewrite_readme(README, a.results, START, END)
         print(f"results table written to {os.path.relpath(README, ROOT)}")
     return 0
+
+
+def _write(path: str, result: dict[str, Any]) -> None:
+    """``result`` as strict JSON at ``path``, whole or not at all (written beside it, then renamed over it: a run
+    stopped while writing leaves the file it had)."""
+    with open(path + ".part", "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=2, allow_nan=False)
+        f.write("\n")
+    os.replace(path + ".part", path)
 
 
 def _commit() -> str | None:
@@ -208,9 +232,11 @@ def _commit() -> str | None:
 def _merge_instructions(a: argparse.Namespace) -> int:
     """``--merge-instructions``: :func:`instructions.merge` of the given files into ``--results``'
     ``instructions.json``, then the README rewritten (unless ``--no-readme``)."""
-    from benchmarks.instructions import merge
+    from benchmarks.instructions import from_journal, merge, read_journal
 
     def load(path: str) -> dict[str, Any]:
+        if path.endswith(".jsonl"):
+            return from_journal(read_journal(path))
         with open(path, encoding="utf-8") as f:
             return json.load(f)
 
@@ -218,9 +244,7 @@ def _merge_instructions(a: argparse.Namespace) -> int:
     merged = merge(load(path) if os.path.exists(path) else None,
                    [load(p) for p in a.merge_instructions.split(",") if p])
     os.makedirs(a.results, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(merged, f, indent=2)
-        f.write("\n")
+    _write(path, merged)
     print(f"{path}: {', '.join(merged['frameworks'])}")
     if not a.no_readme:
         from benchmarks.report import rewrite_readme

@@ -8,7 +8,13 @@ which batches it ran, in order), and the repeats' counts are made up to check wh
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 from benchmarks import instructions
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_uninstrumented_batch_counted_first_and_last() -> None:
@@ -63,3 +69,111 @@ def test_targets_totals_say_which_counts_have_two_baselines() -> None:
     assert line.startswith("By instructions, the 3 stated targets: **0 met, 2 missed, 1 not resolved**")
     assert "lower of two uninstrumented batches: langchain; counts with one: openai)" in line
     assert "every framework's count" in counted_totals({"langchain": two})
+
+
+def _repeat(framework: str, ours: float) -> dict:
+    """A counted process of ``framework`` (MCP's or A2A's variants) with made-up counts."""
+    counts = {"none": 1_000_000.0, "none_after": 1_000_100.0, "ours": ours, "attribute_floor": 100_000.0}
+    spans = {"none": 0.0, "ours": 6.0}
+    if framework == "mcp":
+        counts["openllmetry"], spans["openllmetry"] = 1_150_000.0, 4.0
+    return {"framework": framework, "workload": framework.upper(), "versions": {}, "skipped": {},
+            "without_content": [], "floor_spans": 6, "spans_per_run": spans, "instructions": counts,
+            "marks": []}
+
+
+class _Stopped(BaseException):
+    """What stops a run (KeyboardInterrupt or a signal's exit) in the fake counter."""
+
+
+def _counting(monkeypatch, stop_at: str | None) -> list:
+    """``instructions._counted`` replaced by made-up counts (no valgrind), raising :class:`_Stopped` when asked to
+    count ``stop_at``; returns the list of (framework, seed) it counted."""
+    counted: list = []
+
+    def fake(python: str, framework: str, *, runs: int, warmup: int, seed: int, peers: bool) -> dict:
+        if framework == stop_at:
+            raise _Stopped(framework)
+        counted.append((framework, seed))
+        return _repeat(framework, 1_200_000.0 + seed)
+
+    monkeypatch.setattr(instructions, "_counted", fake)
+    monkeypatch.setattr(instructions, "_tool", lambda: "valgrind-3.19.0 --tool=callgrind")
+    return counted
+
+
+def _measure(journal, *, resume: bool = False, commit: str = "abc1234") -> dict:
+    return instructions.measure(["mcp", "a2a"], runs=10, warmup=3, repeats=2, peers=True,
+                                python_for=lambda framework: "python", journal=str(journal), resume=resume,
+                                stamp={"commit": commit, "machine": {"cpu": "CPU"}, "quick": False})
+
+
+def test_a_stopped_run_keeps_each_counted_process_and_resumes_from_them(tmp_path, monkeypatch) -> None:
+    """Each counted process is a line of the journal as soon as it is counted (the twenty-sixth round's runs, stopped
+    after 45 minutes, left nothing): a run stopped while counting A2A keeps MCP's two repeats, strict JSON a line;
+    ``resume`` counts A2A alone and builds both frameworks, MCP's from its stored lines."""
+    import json
+
+    import pytest
+
+    journal = tmp_path / "instructions.jsonl"
+    counted = _counting(monkeypatch, stop_at="a2a")
+    with pytest.raises(_Stopped):
+        _measure(journal)
+    assert counted == [("mcp", 1), ("mcp", 2)]
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in the journal")) for line in lines]
+    assert [(r["framework"], r["repeat"], r["commit"]) for r in records] == [("mcp", 0, "abc1234"), ("mcp", 1, "abc1234")]
+    stopped = instructions.from_journal(instructions.read_journal(str(journal)))
+    assert list(stopped["frameworks"]) == ["mcp"]
+    assert stopped["frameworks"]["mcp"]["variants"]["ours"]["overhead_repeats"] == [200_001, 200_002]
+    # the runner merges what the stopped run counted, counting nothing more
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--no-readme",
+                           "--results", str(tmp_path / "stored"), "--merge-instructions", str(journal)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    merged = json.loads((tmp_path / "stored" / "instructions.json").read_text(encoding="utf-8"))
+    assert list(merged["frameworks"]) == ["mcp"] and merged["frameworks"]["mcp"]["counted"]["commit"] == "abc1234"
+    assert merged["frameworks"]["mcp"]["targets"] == stopped["frameworks"]["mcp"]["targets"]
+    assert merged["machine"] == {"cpu": "CPU"} and merged["method"]["repeats"] == 2
+
+    counted = _counting(monkeypatch, stop_at=None)
+    result = _measure(journal, resume=True)
+    assert counted == [("a2a", 1), ("a2a", 2)]
+    assert list(result["frameworks"]) == ["mcp", "a2a"]
+    assert result["frameworks"]["mcp"]["variants"] == stopped["frameworks"]["mcp"]["variants"]
+    assert result["frameworks"]["a2a"]["runs"] == 30 and result["commit"] == "abc1234"
+    assert len(journal.read_text(encoding="utf-8").splitlines()) == 4
+
+    counted = _counting(monkeypatch, stop_at=None)
+    assert _measure(journal, resume=True) == result and counted == []  # all held: built, nothing counted
+    with pytest.raises(SystemExit, match=r"counted otherwise \(commit 'abc1234' there, 'def5678' here\)"):
+        _measure(journal, resume=True, commit="def5678")
+    _measure(journal)  # without resume: counted anew
+    assert counted == [("mcp", 1), ("mcp", 2), ("a2a", 1), ("a2a", 2)]
+
+
+def test_a_journal_line_cut_short_is_dropped_and_a_bad_line_named(tmp_path, monkeypatch) -> None:
+    """A write stopped mid-line leaves a last line without its newline: dropped (and cut from the file, so the next
+    record starts a line of its own); any other line that is not a record stops the reading with its number."""
+    import pytest
+
+    journal = tmp_path / "instructions.jsonl"
+    _counting(monkeypatch, stop_at="a2a")
+    with pytest.raises(_Stopped):
+        _measure(journal)
+    whole = journal.read_text(encoding="utf-8")
+    journal.write_text(whole + '{"framework": "a2a", "rep', encoding="utf-8")
+    assert [r["repeat"] for r in instructions.read_journal(str(journal))] == [0, 1]
+    assert journal.read_text(encoding="utf-8") == whole
+    _counting(monkeypatch, stop_at=None)
+    _measure(journal, resume=True)
+    assert [r["framework"] for r in instructions.read_journal(str(journal))] == ["mcp", "mcp", "a2a", "a2a"]
+
+    lines = whole.splitlines()
+    journal.write_text(f"{lines[0]}\n{{\"ratio\": NaN}}\n{lines[1]}\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"instructions.jsonl: line 2 is not strict JSON"):
+        instructions.read_journal(str(journal))
+    journal.write_text(f"{lines[0]}\n[1, 2]\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"line 2 lacks an object"):
+        instructions.read_journal(str(journal))

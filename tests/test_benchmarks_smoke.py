@@ -120,12 +120,29 @@ def test_benchmark_runner_quick(tmp_path) -> None:
 def test_benchmark_instructions_quick(tmp_path) -> None:
     """``run.py --quick --only instructions`` counts each variant's runs under callgrind and writes
     ``instructions.json`` with the stated targets judged by instructions, which the README table shows beside
-    the clock's."""
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick", "--no-peers",
-                           "--no-readme", "--only", "instructions", "--frameworks", "langchain",
-                           "--results", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1700)
+    the clock's. The run is stopped once LangChain is counted, while it counts PydanticAI: its journal keeps
+    LangChain's count, from which ``--resume`` builds ``instructions.json`` without counting again."""
+    import signal
+    import time
+
+    def runner(*args: str) -> list[str]:
+        return [sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick", "--no-peers", "--no-readme",
+                "--only", "instructions", "--results", str(tmp_path), *args]
+
+    journal = tmp_path / "instructions.jsonl"
+    stopped = subprocess.Popen(runner("--frameworks", "langchain,pydantic_ai"), cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    while stopped.poll() is None and not (journal.exists() and journal.read_text(encoding="utf-8").endswith("\n")):
+        time.sleep(1)
+    assert stopped.poll() is None, stopped.communicate()[1][-3000:]
+    os.killpg(stopped.pid, signal.SIGTERM)  # the runner, its child and valgrind's process
+    stopped.communicate(timeout=120)
+    assert not (tmp_path / "instructions.json").exists()
+    assert [json.loads(line)["framework"] for line in journal.read_text(encoding="utf-8").splitlines()] == ["langchain"]
+    done = subprocess.run(runner("--frameworks", "langchain", "--resume"), cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert len(journal.read_text(encoding="utf-8").splitlines()) == 1  # nothing counted again
     result = json.loads((tmp_path / "instructions.json").read_text(encoding="utf-8"))
     assert result["method"]["repeats"] == 1 and result["repeatability"] is None
     langchain = result["frameworks"]["langchain"]
