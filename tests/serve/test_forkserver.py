@@ -4,6 +4,7 @@ the real ECP runtime, the plain-Python example (no framework to import)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -39,14 +41,25 @@ def grade(tmp: Path, sock: Path, name: str, env: dict | None = None) -> tuple[di
     return json.loads((out / "r.json").read_text()), read_otlp_json(out / "trace.jsonl")
 
 
-def test_ecp_run_through_a_fork_server_and_without_it(tmp_path: Path) -> None:
-    sock = tmp_path / "s.sock"
-    log = tmp_path / "forkserver.log"
+@contextlib.contextmanager
+def fork_server(tmp: Path, *how: str) -> Iterator[tuple[subprocess.Popen, Path, Path]]:
+    """The fork server started with ``how`` (``--serve``, ``FILE:ATTR``; or ``--serve-ecp-run``) on a socket in
+    ``tmp``, ready: ``(server, socket, its log)``; stopped on leaving, with exit status 0."""
+    sock = tmp / "s.sock"
+    log = tmp / "forkserver.log"
     with open(log, "w", encoding="utf-8") as err:
-        server = subprocess.Popen([sys.executable, "-m", "otel_agents.cli.forkserver", "--serve", str(sock),
-                                   f"{EXAMPLE}:agent"], stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
+        server = subprocess.Popen([sys.executable, "-m", "otel_agents.cli.forkserver", how[0], str(sock), *how[1:]],
+                                  stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
     try:
         assert server.stdout.readline().strip() == "ready"
+        yield server, sock, log
+    finally:
+        server.terminate()
+        assert server.wait(timeout=30) == 0
+
+
+def test_ecp_run_through_a_fork_server_and_without_it(tmp_path: Path) -> None:
+    with fork_server(tmp_path, "--serve", f"{EXAMPLE}:agent") as (server, sock, log):
         report, spans = grade(tmp_path, sock, "forked")
         assert (report["passed"], report["total"]) == (N_CHECKS, N_CHECKS)
         assert sum(s.name == "agent/step" for s in spans) == N_STEPS
@@ -62,9 +75,6 @@ def test_ecp_run_through_a_fork_server_and_without_it(tmp_path: Path) -> None:
         execs = [line for line in log.read_text().splitlines() if " execs its command: " in line]
         assert len(execs) == len(forks) and all("differs in " in x and "OTEL_SERVICE_NAME" in x for x in execs), execs
         assert server.poll() is None
-    finally:
-        server.terminate()
-        assert server.wait(timeout=30) == 0
     assert not sock.exists()
     report, spans = grade(tmp_path, sock, "alone")  # no server: the client execs `ecp serve` itself
     assert (report["passed"], report["total"]) == (N_CHECKS, N_CHECKS)
@@ -111,13 +121,7 @@ def test_ecp_run_in_a_fork_of_a_server_that_imported_ecp_runtime(tmp_path: Path)
     command = [str(BIN / "otel-agents"), "ecp", "serve", f"{EXAMPLE}:faulty_agent"]
     manifest = dict(MANIFEST, target="exec " + shlex.join(command), scenarios=MANIFEST["scenarios"][:1])
     faulty.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
-    sock = tmp_path / "s.sock"
-    log = tmp_path / "forkserver.log"
-    with open(log, "w", encoding="utf-8") as err:
-        server = subprocess.Popen([sys.executable, "-m", "otel_agents.cli.forkserver", "--serve-ecp-run", str(sock)],
-                                  stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
-    try:
-        assert server.stdout.readline().strip() == "ready"
+    with fork_server(tmp_path, "--serve-ecp-run") as (server, sock, log):
         results = {}
         for how, prefix in (("forked", [sys.executable, "-I", str(FORKSERVER), str(sock)]), ("script", [])):
             graded = subprocess.run([*prefix, str(BIN / "ecp"), "run", "--manifest", str(faulty), "--json-out",
@@ -138,9 +142,6 @@ def test_ecp_run_in_a_fork_of_a_server_that_imported_ecp_runtime(tmp_path: Path)
         assert "Invalid value for '--manifest'" in results["forked"][5] and "Traceback" not in results["forked"][5]
         assert len([line for line in log.read_text().splitlines() if line.startswith("forked ")]) == 2
         assert server.poll() is None
-    finally:
-        server.terminate()
-        assert server.wait(timeout=30) == 0
     assert not sock.exists()
 
 
@@ -148,13 +149,7 @@ def test_a_fork_ends_when_its_client_is_killed(tmp_path: Path) -> None:
     """A client killed with SIGKILL (the demo's timeout of an ``ecp run``) cannot pass a signal on to its fork,
     which is in the server's process group: the fork ends all the same, as on a SIGTERM passed on, instead of
     serving on (here: waiting for a request on a standard input still open) until the server stops."""
-    sock = tmp_path / "s.sock"
-    log = tmp_path / "forkserver.log"
-    with open(log, "w", encoding="utf-8") as err:
-        server = subprocess.Popen([sys.executable, "-m", "otel_agents.cli.forkserver", "--serve", str(sock),
-                                   f"{EXAMPLE}:agent"], stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
-    try:
-        assert server.stdout.readline().strip() == "ready"
+    with fork_server(tmp_path, "--serve", f"{EXAMPLE}:agent") as (_, sock, log):
         client = subprocess.Popen([sys.executable, "-I", str(FORKSERVER), str(sock), str(BIN / "otel-agents"), "ecp",
                                    "serve", f"{EXAMPLE}:agent"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, cwd=ROOT)
@@ -171,9 +166,6 @@ def test_a_fork_ends_when_its_client_is_killed(tmp_path: Path) -> None:
         assert not _alive(fork), "the fork served on after its client was killed"
         client.stdin.close()
         client.stdout.close()
-    finally:
-        server.terminate()
-        assert server.wait(timeout=30) == 0
 
 
 def _alive(pid: int) -> bool:
