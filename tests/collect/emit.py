@@ -26,7 +26,7 @@ from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 
 from otel_agents._spans import Settings, Telemetry
@@ -60,10 +60,32 @@ def _exporter(endpoint: str):
     return OTLPSpanExporter(endpoint=endpoint, compression=Compression.Gzip)
 
 
+class _Counted(SpanExporter):
+    """``inner``, the spans of its failed exports counted: :func:`main` exits 1 when some were lost, so a test
+    waiting for them fails where they were lost, not later as an envelope without them."""
+
+    def __init__(self, inner: SpanExporter) -> None:
+        self.inner = inner
+        self.lost = 0
+
+    def export(self, spans):
+        result = self.inner.export(spans)
+        if result is not SpanExportResult.SUCCESS:
+            self.lost += len(spans)
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self.inner.force_flush(timeout_millis)
+
+
 def main(role: str, endpoint: str, spec_path: str) -> None:
     with open(spec_path, encoding="utf-8") as f:
         spec = json.load(f)
     ids = _Chosen()
+    exporter = None
     if endpoint == "configure":  # exporters and all from the environment
         import otel_agents
 
@@ -71,8 +93,8 @@ def main(role: str, endpoint: str, spec_path: str) -> None:
         provider.id_generator = ids  # before the first tracer: each takes the provider's
     else:
         provider = TracerProvider(resource=Resource.create({"service.name": f"emit-{role}"}), id_generator=ids)
-        provider.add_span_processor(BatchSpanProcessor(_exporter(endpoint), schedule_delay_millis=50,
-                                                       max_export_batch_size=64))
+        exporter = _Counted(_exporter(endpoint))
+        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=50, max_export_batch_size=64))
     telemetry = Telemetry(provider, framework="manual", settings=Settings(capture_content=True))
     for run in spec:
         trace_id, agent_id = int(run["trace_id"], 16), int(run["agent_span_id"], 16)
@@ -95,6 +117,8 @@ def main(role: str, endpoint: str, spec_path: str) -> None:
                 tool.set_output("shipped")
                 tool.end()
     provider.shutdown()  # exports everything still batched
+    if exporter is not None and exporter.lost:
+        sys.exit(f"emit.py {role}: {exporter.lost} span(s) not exported to {endpoint}")
 
 
 if __name__ == "__main__":
