@@ -61,9 +61,9 @@ def _as_text(result: Any) -> str | None:
 # Local spans that carried the trace context to another process whose spans come back (``--collect``): the MCP
 # and A2A instrumentors' client sides (every request they trace has a server span in the other process); their
 # server sides (SpanKind.SERVER), served in this process, wait for nothing. Each with the switch of its
-# instrumentor's propagation: switched off, its requests carry no context (the other process's spans are traces
-# of their own), so nothing is waited for under them.
-CALLS_OUT = {"mcp.method.name": mcp_propagating, "a2a.method.name": a2a_propagating}
+# instrumentor's propagation (its environment variable, and whether it is on): switched off, its requests carry no
+# context (the other process's spans are traces of their own), so nothing is waited for under them.
+CALLS_OUT = {"mcp.method.name": (MCP_PROPAGATE, mcp_propagating), "a2a.method.name": (A2A_PROPAGATE, a2a_propagating)}
 _MAX_REMOTE_SPANS = 2000  # per trace
 
 
@@ -134,8 +134,7 @@ class TraceCollector(SpanProcessor):
         if trace_id in self._ended:
             return "it arrived after its step had ended: raise --collect-grace"
         # never a step's trace: a request that carried no trace context started it in the other process
-        off = [name for name, propagating in ((MCP_PROPAGATE, mcp_propagating), (A2A_PROPAGATE, a2a_propagating))
-               if not propagating(None)]
+        off = [switch for switch, propagating in CALLS_OUT.values() if not propagating(None)]
         if off:
             return (f"its trace is no step's: with {' and '.join(off)} off here, those requests carry no trace "
                     "context, so the other process's spans are traces of their own (never folded into a step)")
@@ -159,7 +158,7 @@ class TraceCollector(SpanProcessor):
             while at is not None and at not in answered:
                 answered.add(at)
                 at = local_parent.get(at)
-        calls_out = [key for key, propagating in CALLS_OUT.items() if propagating(None)]
+        calls_out = [key for key, (_, propagating) in CALLS_OUT.items() if propagating(None)]
         missing = [f"no span arrived from the process that served {s.name!r} (span {s.context.span_id:016x})"
                    for s in local if s.context.span_id not in answered and s.kind is not trace.SpanKind.SERVER
                    and any((s.attributes or {}).get(key) is not None for key in calls_out)]
