@@ -28,8 +28,8 @@ def run_campaign(args: Any, yaml: Any, base: dict[str, Any], examples: Path, out
                  ecp: Path, frameworks: list[str], example_file: Any) -> int:
     """Grade every agent ``args.repeat`` times; print the campaign table; 0 when every run was graded."""
     from ..evaluations import load_report
-    from ._children import CHILDREN, map_all
-    from .demo import ForkServer, ecp_environment
+    from ._children import map_all
+    from .demo import ForkServer, ecp_run
     from .report import page, summarise, table
 
     campaign = out / "campaign"
@@ -58,12 +58,9 @@ def run_campaign(args: Any, yaml: Any, base: dict[str, Any], examples: Path, out
 
     def grade(job: tuple[Path, Path]) -> None:
         manifest, report = job
-        graders.wait_ready(args.timeout)
-        with open(report.with_suffix(".ecp.log"), "w", encoding="utf-8") as log, \
-                contextlib.suppress(OSError, subprocess.TimeoutExpired):  # no report: said below, with its log
-            CHILDREN.run(graders.client([str(ecp), "run", "--manifest", str(manifest), "--json-out", str(report),
-                                         "--timeout", str(args.timeout)]), args.timeout * 10, stdout=log,
-                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=ecp_environment())
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # no report: said below, with its log
+            ecp_run([str(ecp), "run", "--manifest", str(manifest), "--json-out", str(report),
+                     "--timeout", str(args.timeout)], report.with_suffix(".ecp.log"), args.timeout, graders)
 
     try:
         map_all(grade, jobs, args.jobs)  # a Ctrl-C: demo.run() ends the running ones (CHILDREN), not a wait on them

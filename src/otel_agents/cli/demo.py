@@ -541,19 +541,28 @@ def ecp_environment() -> dict[str, str]:
     return {"LITELLM_LOCAL_MODEL_COST_MAP": "True", **os.environ}
 
 
+def ecp_run(args: list[str], log: Path, timeout: float, server: ForkServer | None = None) -> int:
+    """``ECP ARGS`` (``args[0]`` the ``ecp`` script, then ``run`` and its options), in a fork of ``server`` when
+    given (once it is ready, within ``timeout`` seconds), its output to the file ``log``, stopped after ten times
+    ``timeout`` seconds. Returns its exit status (``ecp run``: 0 passed, 2 a check failed); raises ``OSError``
+    when it could not start and ``subprocess.TimeoutExpired`` when it was stopped. The demo's and the campaign's
+    way to grade one manifest."""
+    if server is not None:
+        server.wait_ready(timeout)
+        args = server.client(args)
+    with open(log, "w", encoding="utf-8") as out:
+        return CHILDREN.run(args, timeout * 10, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=ecp_environment())
+
+
 def run_ecp(r: Run, ecp: Path, timeout: float, server: ForkServer | None = None) -> None:
     """``ecp run`` on ``r``'s manifest with ``timeout`` seconds per RPC (``ecp run --timeout``; the whole run
     is stopped after ten times that), in a fork of ``server`` when given; fills ``r.report`` or ``r.error``."""
     report = r.out / "report.json"
-    cmd = [str(ecp), "run", "--manifest", str(r.manifest), "--json-out", str(report),
-           "--report", str(r.out / "report.html"), "--timeout", str(timeout)]
-    if server is not None:
-        server.wait_ready(timeout)
-        cmd = server.client(cmd)
     try:
-        with open(r.out / "ecp.log", "w", encoding="utf-8") as log:
-            returncode = CHILDREN.run(cmd, timeout * 10, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, env=ecp_environment())
+        returncode = ecp_run([str(ecp), "run", "--manifest", str(r.manifest), "--json-out", str(report),
+                              "--report", str(r.out / "report.html"), "--timeout", str(timeout)],
+                             r.out / "ecp.log", timeout, server)
     except (OSError, subprocess.TimeoutExpired) as exc:
         r.error = f"ecp run did not complete: {exc}"
         return
