@@ -123,6 +123,28 @@ def test_litellm_stream_broken_midway_fails_the_model_span_crewai_answers_as_bef
     assert _no_counts(a), a
 
 
+@pytest.mark.parametrize("aio", [False, True])
+def test_litellm_stream_broken_before_its_first_chunk_fails_the_model_span(
+        instrumented: Any, exporter: SnapshotExporter, server: str, aio: bool) -> None:
+    """The connection closes before the first chunk: LiteLLM raises ``MidStreamFallbackError`` with
+    ``is_pre_first_chunk``, a failed attempt a Router's fallback could still answer (the watch records it
+    pending); none does. CrewAI's async call raises it, its sync call an ``Exception`` of its own made of it. The
+    span fails as before: with the attempt (``error.type`` its class, one event), or with CrewAI's exception after
+    the attempt's event; no output, no finish reason, no token counts."""
+    Provider.ending = "broken_at_start"
+    llm = _llm(server)
+    with pytest.raises(Exception, match="MidStreamFallbackError"):
+        asyncio.run(llm.acall("Where is order A100?")) if aio else llm.call("Where is order A100?")
+    assert Provider.sent == [{"text": "", "finish_reason": None, "usage": None}]
+    [model] = exporter.semantic("model")
+    a = model.attributes
+    failures = ["litellm.exceptions.MidStreamFallbackError"] + ([] if aio else ["Exception"])
+    assert (model.status.name, a.get("error.type")) == ("ERROR", failures[-1]), tree([model])
+    assert [event["exception.type"] for _, event in model.events] == failures
+    assert "gen_ai.output.messages" not in a and "gen_ai.response.finish_reasons" not in a
+    assert _no_counts(a), a
+
+
 def test_litellm_wrapper_comes_off_with_the_last_instrumentor(provider: Any) -> None:
     """CrewAI's and smolagents' instrumentors share the one watch on LiteLLM's streams, each holding its use as
     one of its patches: it stays while either is instrumented and is LiteLLM's own functions again once neither

@@ -172,3 +172,23 @@ def test_stream_broken_midway_fails_the_model_span_with_litellm_s_exception(run:
     assert _output_text(a) == Provider.sent[0]["text"] == "Order A100 "
     assert "gen_ai.response.finish_reasons" not in a
     assert _counts(a) == {}, a
+
+
+def test_stream_broken_before_its_first_chunk_fails_the_model_span_once(run: Any, exporter: SnapshotExporter) -> None:
+    """The connection closes before the first chunk: LiteLLM raises ``MidStreamFallbackError`` with
+    ``is_pre_first_chunk``, which the watch records as a failed attempt a Router's fallback could still answer;
+    no Router here, so the framework raises it (Agno ends its run with an error event) and nothing answers. The
+    span is failed by it as by any broken stream: status ERROR, ``error.type`` its class, one ``exception`` event,
+    no output, no finish reason, no token counts. (Fails if an attempt nothing answered did not fail the span:
+    status UNSET, as the framework's own record of the same exception adds nothing.)"""
+    for url in serve("broken_at_start"):
+        with pytest.raises((MidStreamFallbackError, RunFailed), match="MidStreamFallbackError"):
+            run(url)
+    assert Provider.sent == [{"text": "", "finish_reason": None, "usage": None}]
+    model = _model_span(exporter)
+    a = model.attributes
+    assert (model.status.name, a.get("error.type")) == ("ERROR", "litellm.exceptions.MidStreamFallbackError"), \
+        tree([model])
+    assert [name for name, _ in model.events] == ["exception"], model.events
+    assert "gen_ai.output.messages" not in a and "gen_ai.response.finish_reasons" not in a
+    assert _counts(a) == {}, a

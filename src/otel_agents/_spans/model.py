@@ -84,6 +84,7 @@ class ModelSetters:
         _budget: int
         _usage: Usage | None
         _no_usage: bool
+        _unanswered: BaseException | None
         _error_type: str | None
         _metric_attrs: dict[str, Any]
         _start: float
@@ -190,10 +191,15 @@ class ModelSetters:
         given after that is a framework's default for the one the stream never sent, not the model's. With
         ``unless_set``, nothing when reasons were written already (a provider client enriching a framework's span
         leaves the framework's own). Output messages written later without their reasons get these
-        (:meth:`~.content.ContentSetters.set_messages`)."""
-        if self._ended or self._mute or self._error_type == _INCOMPLETE or (unless_set and self._reasons):
+        (:meth:`~.content.ContentSetters.set_messages`). A reason settles a failed attempt pending on the span
+        (:meth:`~.outcome.OutcomeSetters.record_failed_attempt`): a response ended, so the call was answered."""
+        if self._ended:
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
+            if self._unanswered is not None and any(reasons):
+                self._unanswered = None
+            if self._mute or self._error_type == _INCOMPLETE or (unless_set and self._reasons):
+                return
             # Each a label (what set_attributes makes of a list of strings), written without its checks.
             reasons = [pipeline.finish_reason(r) for r in reasons if r]
             if reasons:
@@ -209,9 +215,11 @@ class ModelSetters:
         With ``prefer_complete`` a later call only replaces an earlier one that
         had fewer of the input/output/total counts (LangChain's ``llm_output``
         may report only completion tokens while ``usage_metadata`` has all). Nothing once the counts were
-        refused (:meth:`refuse_usage`).
+        refused (:meth:`refuse_usage`), nor while a failed attempt is unanswered
+        (:meth:`~.outcome.OutcomeSetters.record_failed_attempt`).
         """
-        if self._ended or usage is None or self._no_usage or self.kind not in _MODEL_KINDS:
+        if self._ended or usage is None or self._no_usage or self._unanswered is not None or \
+                self.kind not in _MODEL_KINDS:
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             if prefer_complete and self._usage is not None and usage.completeness() < self._usage.completeness():

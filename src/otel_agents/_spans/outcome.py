@@ -20,6 +20,12 @@ _NOT_COMPLETED = (A.OTEL_AGENTS_CONTROL_FLOW, A.OTEL_AGENTS_PAUSED, A.OTEL_AGENT
 _STOPPED = (asyncio.CancelledError, KeyboardInterrupt, SystemExit)
 
 
+def _qualified(etype: type) -> str:
+    """``error.type`` / ``exception.type`` of an exception class: its qualified name, with its module unless
+    built in."""
+    return etype.__qualname__ if etype.__module__ in ("builtins", None) else f"{etype.__module__}.{etype.__qualname__}"
+
+
 class OutcomeSetters:
     """Outcome setters (see :class:`~.span.SemanticSpan`)."""
 
@@ -34,6 +40,7 @@ class OutcomeSetters:
         _in_band: bool
         _stored: bool
         _recorded: BaseException | None  # the last exception recorded; None once ended (SemanticSpan.end)
+        _unanswered: BaseException | None  # a failed attempt pending (record_failed_attempt)
         kind: Kind
 
         def set_attribute(self, key: str, value: Any) -> None: ...
@@ -52,13 +59,18 @@ class OutcomeSetters:
         framework made of that failure adds its event only: the in-band ``error.type``
         and status stand (they are the protocol's own, more precise, verdict). An exception already recorded on
         the span adds nothing (a library's failure noted where it happened, then re-raised through the framework's
-        call, is one failure).
+        call, is one failure), except that a failed attempt still unanswered (:meth:`record_failed_attempt`)
+        recorded again fails the span now: it reached the caller.
         """
-        if self._ended or getattr(self, "_recorded", None) is exc:  # unset until the first error (no cost per span)
+        if self._ended:
+            return
+        if getattr(self, "_recorded", None) is exc:  # unset until the first error (no cost per span)
+            if self._unanswered is exc:
+                self._fail_unanswered()
             return
         with guard("span.record_error"):
             etype = type(exc)
-            qual = etype.__qualname__ if etype.__module__ in ("builtins", None) else f"{etype.__module__}.{etype.__qualname__}"
+            qual = _qualified(etype)
             if isinstance(exc, _STOPPED) and self.kind is Kind.AGENT:
                 self.set_stop_reason("cancelled")
             self._recorded = exc
@@ -69,18 +81,66 @@ class OutcomeSetters:
             if control_flow:
                 self._emit({A.OTEL_AGENTS_CONTROL_FLOW: qual})
                 return
-            budget = self._budget
-            # The exception is the user's: its __str__ may raise (probes.text never does), and the status
-            # is set before anything else can fail, so a failed call is never reported as ok.
-            message = pipeline.message(probes.text(exc), budget) if self._content else ""
+            message = self._exception_message(exc)
             if not self._in_band:
-                self._emit({A.ERROR_TYPE: qual})
-                self.span.set_status(Status(StatusCode.ERROR, f"{etype.__name__}: {message}"[:512] if self._content
-                                            else etype.__name__))  # the message may quote user content
-            # One formatting of the traceback (the SDK's record_exception would format it again).
-            self.span.add_event("exception", {"exception.type": qual, "exception.message": message,
-                                              "exception.stacktrace": pipeline.stacktrace(exc, qual, self._content,
-                                                                                          budget)})
+                self._set_failed(etype, qual, message)
+            self._exception_event(exc, qual, message)
+
+    def record_failed_attempt(self, exc: BaseException) -> None:
+        """Record ``exc``, the failure of one attempt of the call this span stands for, which another attempt may
+        still answer (LiteLLM's ``Router`` sends the request again to a fallback deployment when a stream breaks
+        before its first chunk): its ``exception`` event now, as :meth:`record_error` writes it (type,
+        message only when content is on, stacktrace; redacted), but not status ERROR nor ``error.type``: the
+        failure is pending. Convention: OTel semantic conventions, general/recording-errors.md: an error that was
+        retried, letting the operation complete, is not recorded as the operation's (no error status, no
+        ``error.type`` on its span or duration metric); the diagnostic record of it is kept here as the span
+        layer's ``exception`` span event (that document's own choice for one is a log record below ERROR severity).
+
+        A finish reason written after it (:meth:`~.model.ModelSetters.set_finish_reasons`: a response ended, so
+        the call was answered) settles it: status and ``error.type`` are what the answer makes them. Until then
+        the span takes no token counts (what a caller counts for a failed attempt is not the provider's usage).
+        A span that ends with it pending, or that records ``exc`` again (raised on to the caller), fails with it
+        as :meth:`record_error` would have: status ERROR, ``error.type`` its qualified class name, no second
+        event. An error recorded meanwhile (another exception, :meth:`set_error`, :meth:`mark_incomplete`) is
+        the span's: the attempt stays an event."""
+        if self._ended or getattr(self, "_recorded", None) is exc:
+            return
+        with guard("span.record_failed_attempt"):
+            self._recorded = exc
+            self._unanswered = exc
+            if not self._mute:
+                self._exception_event(exc, _qualified(type(exc)), self._exception_message(exc))
+
+    def _fail_unanswered(self) -> None:
+        """The failed attempt pending (:meth:`record_failed_attempt`) was not answered: the span fails with it (its
+        event is written), unless it failed otherwise meanwhile."""
+        exc, self._unanswered = self._unanswered, None
+        if exc is None or self._error_type is not None:
+            return
+        with guard("span.record_failed_attempt"):
+            etype = type(exc)
+            qual = self._error_type = _qualified(etype)
+            if not self._mute:
+                self._set_failed(etype, qual, self._exception_message(exc))
+
+    def _exception_message(self, exc: BaseException) -> str:
+        """``exc``'s message as the span records it: redacted and cut to the budget with content on, else empty
+        (the exception is the user's: its ``__str__`` may raise, which :func:`~.probes.text` never does)."""
+        return pipeline.message(probes.text(exc), self._budget) if self._content else ""
+
+    def _set_failed(self, etype: type, qual: str, message: str) -> None:
+        """Status ERROR and ``error.type`` ``qual`` for an exception of class ``etype`` (the status is set before
+        anything else can fail, so a failed call is never reported as ok)."""
+        self._emit({A.ERROR_TYPE: qual})
+        self.span.set_status(Status(StatusCode.ERROR, f"{etype.__name__}: {message}"[:512] if self._content
+                                    else etype.__name__))  # the message may quote user content
+
+    def _exception_event(self, exc: BaseException, qual: str, message: str) -> None:
+        """The ``exception`` event of ``exc``: one formatting of the traceback (the SDK's ``record_exception``
+        would format it again)."""
+        self.span.add_event("exception", {"exception.type": qual, "exception.message": message,
+                                          "exception.stacktrace": pipeline.stacktrace(exc, qual, self._content,
+                                                                                      self._budget)})
 
     def _set_ok(self) -> None:
         """Status OK (opt-in, ``OTEL_AGENTS_STATUS_OK``) for a span that ended normally: not on one whose

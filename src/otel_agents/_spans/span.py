@@ -98,7 +98,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_no_usage", "_metric_attrs", "_index_key", "_mute", "_chunks",
                  "_content", "_budget", "_status_ok", "_in_band", "_only", "_keep", "_media", "_pending", "_stored",
-                 "_flat_input", "_flat_output", "_reasons", "_recorded", "__weakref__")
+                 "_flat_input", "_flat_output", "_reasons", "_recorded", "_unanswered", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -153,6 +153,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         self._in_band = False  # set_error was called: its error.type and status stand
         self._usage: Usage | None = None
         self._no_usage = False  # token counts refused (ModelSetters.refuse_usage)
+        self._unanswered: BaseException | None = None  # a failed attempt pending (OutcomeSetters.record_failed_attempt)
         self._chunks: list[float] | None = None  # a streamed response's: see ModelSetters.chunk_received
         self._metric_attrs: dict[str, Any] = {}
         if kind in _MODEL_KINDS:  # not `kind is Kind.MODEL`: an Enum member read off its class costs more
@@ -345,6 +346,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             return
         if error is not None:
             self.record_error(error, control_flow=not isinstance(error, Exception))
+        if self._unanswered is not None:  # a failed attempt nothing answered: the call failed with it
+            self._fail_unanswered()
         self._ended = True
         # record_error's last exception (read only while open): not kept, with its traceback's frames, as long as
         # whatever holds this span (a framework's run state, a stream wrapper) lives
