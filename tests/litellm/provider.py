@@ -11,6 +11,7 @@ How a streamed answer ends (``Provider.ending``):
 - ``broken``: the connection closes in the middle of the body after two words (an incomplete chunked read: the
   client's read raises);
 - ``broken_at_start``: the connection closes in the middle of the body before its first chunk;
+- ``broken_after_role``: the same after a first chunk that carries the role alone (no content);
 - ``refused``: no answer at all, HTTP 503 (streamed or not).
 
 ``Provider.ending_of`` gives a model of its own ending (a Router's deployments: the first fails, the fallback
@@ -92,10 +93,13 @@ class Provider(_loopback.QuietHandler):
         self.end_headers()
         time.sleep(DELAY)
         base["object"] = "chat.completion.chunk"
-        words = {"broken": WORDS[:2], "broken_at_start": []}.get(ending, WORDS)
+        words = {"broken": WORDS[:2], "broken_at_start": [], "broken_after_role": []}.get(ending, WORDS)
         finish = "stop" if ending in ("whole", "no_usage") else None
         usage = USAGE if ending == "whole" else None
         self.sent.append({"text": "".join(words), "finish_reason": finish, "usage": usage})
+        if ending == "broken_after_role":
+            role = {"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}
+            self._chunk(f"data: {json.dumps({**base, 'choices': [role]})}\n\n".encode())
         for i, word in enumerate(words):
             choice = {"index": 0, "delta": {"role": "assistant", "content": word} if i == 0 else {"content": word},
                       "finish_reason": finish if i == len(words) - 1 else None}
@@ -105,7 +109,7 @@ class Provider(_loopback.QuietHandler):
             self._chunk(f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode())
         if finish:
             self._chunk(b"data: [DONE]\n\n")
-        if ending in ("broken", "broken_at_start"):
+        if ending.startswith("broken"):
             self.wfile.write(b"40\r\ndata: {\"id\"")  # a chunk announced, cut: the body never ends
             self.wfile.flush()
         else:

@@ -89,15 +89,18 @@ def _exception_types(span: Any) -> list[str]:
 FAILED_ATTEMPT = "litellm.exceptions.MidStreamFallbackError"
 
 
+@pytest.mark.parametrize("broken", ["broken_at_start", "broken_after_role"])
 def test_a_mid_stream_fallback_before_the_first_chunk_leaves_the_answered_call_ok(
-        instrumented: Any, manual_spans: Any, exporter: SnapshotExporter) -> None:
+        instrumented: Any, manual_spans: Any, exporter: SnapshotExporter, broken: str) -> None:
     """``Router.acompletion(stream=True)`` inside a model span while LiteLLM's stream watch is on (an instrumentor
     of a LiteLLM-backed framework is): the first deployment's connection breaks before its first chunk, LiteLLM
     raises ``MidStreamFallbackError`` (the watch records it on the current model span as a failed attempt), the
     Router falls back and the second deployment streams the whole answer. The call was answered: its span is the
     answer's (status not ERROR, no ``error.type``, the finish reason the provider sent, and the usage the caller
     writes from the answer's usage chunk, which is what the provider sent), the failed attempt one ``exception``
-    event. Before: ERROR with MidStreamFallbackError, and no token counts. (smolagents' sync
+    event. Before: ERROR with MidStreamFallbackError, and no token counts. The same when the stream breaks after a
+    first chunk that carried the role alone (``broken_after_role``): no content was generated, and the Router
+    falls back on that too (``stream_with_fallbacks``). (smolagents' sync
     ``LiteLLMRouterModel`` never gets there with LiteLLM 1.97.0: its sync mid-stream fallback asks the failing
     group again, endlessly.)"""
     from litellm import Router
@@ -117,7 +120,7 @@ def test_a_mid_stream_fallback_before_the_first_chunk_leaves_the_answered_call_o
             return "".join(texts)
 
     for url in serve():
-        Provider.ending_of = {DEPLOYMENTS["primary"]: "broken_at_start"}
+        Provider.ending_of = {DEPLOYMENTS["primary"]: broken}
         answer = asyncio.run(call(Router(model_list=_model_list(url), **ROUTING)))
     assert answer == "".join(WORDS)
     assert [r["model"] for r in Provider.received] == [DEPLOYMENTS["primary"], DEPLOYMENTS["backup"]]

@@ -15,22 +15,23 @@ what the provider sent and did not send, by the span layer: the finish reason th
 without one is cut short (:meth:`~otel_agents._spans.outcome.OutcomeSetters.mark_incomplete`: status ERROR,
 ``error.type`` ``stream_incomplete``; no finish reason written after it), and a stream no chunk of which carried
 usage, or one cut short, gets no token counts (:meth:`~otel_agents._spans.model.ModelSetters.refuse_usage`). A
-stream whose reading raised (a connection reset or closed midway; before its first chunk, see below) fails the
-span with the exception LiteLLM raises (``_handle_stream_fallback_error``, where its sync and async readers send
+stream whose reading raised (a connection reset or closed midway; before anything was generated, see below) fails
+the span with the exception LiteLLM raises (``_handle_stream_fallback_error``, where its sync and async readers send
 every failure): CrewAI catches it and answers with the text that arrived, which would otherwise leave a span with
 status UNSET; the others raise it through their model span, recorded once. A stream the caller leaves early never
 reaches either: its span stays the framework's to end (abandoned).
 
-LiteLLM's ``Router`` with fallbacks sends one call's request again to another deployment inside the same model
-span: a request refused before its stream (an HTTP error) never reaches the watch, and the span is the answering
-request's. A stream that breaks before its first chunk (``MidStreamFallbackError`` with ``is_pre_first_chunk``,
-which ``Router.acompletion`` falls back on) is a failed attempt the fallback may yet answer: the span records it
-pending (:meth:`~otel_agents._spans.outcome.OutcomeSetters.record_failed_attempt`: its ``exception`` event now,
-no status); the fallback's whole stream, whose ``finish_reason_handler`` writes the provider's finish reason,
-settles it, and the span is the answer's (status, finish reason, usage, output). Nothing answering it (no Router,
-the fallback failing too, the caller leaving the fallback's stream), the span fails with it as it would have at
-once, recorded once. Neither failed request has a span of its own: the framework's step is one span, a failed
-attempt its event (tests/litellm/test_router.py).
+LiteLLM's ``Router`` with fallbacks sends one call's request again to another deployment inside the same model span:
+a request refused before its stream (an HTTP error) never reaches the watch, and the span is the answering
+request's. A stream that breaks before anything was generated (``MidStreamFallbackError`` with
+``is_pre_first_chunk``, or after chunks with no content, the role alone: what ``Router.acompletion`` falls back on)
+is a failed attempt the fallback may yet answer: the span records it pending
+(:meth:`~otel_agents._spans.outcome.OutcomeSetters.record_failed_attempt`: its ``exception`` event now, no status);
+the fallback's whole stream, whose ``finish_reason_handler`` writes the provider's finish reason, settles it, and
+the span is the answer's (status, finish reason, usage, output). Nothing answering it (no Router, the fallback
+failing too, the caller leaving the fallback's stream), the span fails with it as it would have at once, recorded
+once. Neither failed request has a span of its own: the framework's step is one span, a failed attempt its event
+(tests/litellm/test_router.py).
 
 :func:`use` installs the wrappers (now, or when the module is imported: importing LiteLLM costs seconds) for as
 long as one instrumentor uses them: those of the frameworks that stream through LiteLLM (CrewAI; smolagents, the
@@ -73,9 +74,10 @@ def _stream_ended(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any
 
 def _stream_failed(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     """``CustomStreamWrapper._handle_stream_fallback_error(e)``: reading the provider's stream raised (sync and
-    async, after LiteLLM logged it); it maps ``e`` to the exception it raises. Raised before the first chunk
-    (``MidStreamFallbackError.is_pre_first_chunk``), it is a failed attempt a Router's fallback may yet answer: the
-    current model span records it pending (its event now; status ERROR only if no answer settles it). Any other
+    async, after LiteLLM logged it); it maps ``e`` to the exception it raises. Raised before anything was generated
+    (``MidStreamFallbackError``: before the first chunk, or after chunks with no content), it is a failed attempt
+    a Router's fallback may yet answer: the current model span records it pending (its event now; status ERROR
+    only if no answer settles it). Any other
     is recorded on the span (status ERROR, ``error.type`` its class) whatever the framework makes of it (CrewAI
     returns the text that arrived as its answer), the text that arrived is its output (a framework that writes its
     own, later, replaces it: the Agents SDK writes none for a failed call), and it gets no token counts unless the
@@ -85,7 +87,7 @@ def _stream_failed(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> An
     except Exception as exc:
         with guard("litellm.stream_failed"):
             span = current_model_span()
-            if span is not None and _before_first_chunk(exc):
+            if span is not None and _may_fall_back(exc, instance.chunks):
                 span.record_failed_attempt(exc)
             elif span is not None:
                 span.record_error(exc)
@@ -97,12 +99,28 @@ def _stream_failed(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> An
         raise
 
 
-def _before_first_chunk(exc: Exception) -> bool:
-    """Whether ``exc`` is LiteLLM's ``MidStreamFallbackError`` for a stream that broke before its first chunk
-    (``is_pre_first_chunk``), on which ``Router`` falls back (``stream_with_fallbacks``)."""
+# The delta fields of a chunk that carry something generated (LiteLLM's router.py,
+# ``_stream_chunks_have_generated_content``): a chunk with none of them (the role alone) generated nothing.
+_GENERATED = ("content", "tool_calls", "function_call", "reasoning_content", "thinking_blocks", "reasoning_items",
+              "audio", "images", "annotations")
+
+
+def _may_fall_back(exc: Exception, chunks: list) -> bool:
+    """Whether ``exc`` is LiteLLM's ``MidStreamFallbackError`` for a stream that had generated nothing when it
+    broke, on which ``Router`` falls back (``stream_with_fallbacks``: before its first chunk,
+    ``is_pre_first_chunk``, or after chunks that carried no content, such as the role alone)."""
     from litellm.exceptions import MidStreamFallbackError  # imported with the streaming handler we patch
 
-    return isinstance(exc, MidStreamFallbackError) and exc.is_pre_first_chunk is True
+    if not isinstance(exc, MidStreamFallbackError):
+        return False
+    return exc.is_pre_first_chunk is True or not (exc.generated_content or any(map(_generated, chunks)))
+
+
+def _generated(chunk: Any) -> bool:
+    """Whether the first choice of a LiteLLM chunk (``ModelResponseStream``) carried anything generated."""
+    choices = getattr(chunk, "choices", None)
+    delta = getattr(choices[0], "delta", None) if choices else None
+    return delta is not None and any(getattr(delta, name, None) for name in _GENERATED)
 
 
 def _texts(chunks: list) -> Iterator[str]:
