@@ -91,9 +91,10 @@ def test_faulty_twin_same_answer_broken_trajectory(example: Any, exporter: Snaps
     ]
 
 
-def test_servable_over_ecp(example: Any, provider: Any) -> None:
+def test_servable_over_ecp(example: Any, provider: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """``otel-agents ecp serve examples/plain_python/agent.py:agent`` loads ``agent`` as a step callable;
     one step folds into an envelope with both tool calls, the evidence and the models' usage."""
+    monkeypatch.setattr(sys, "path", list(sys.path))  # load_target puts its folder first (tests/serve/conftest.py)
     target_module = pytest.importorskip("otel_agents.serve.target")
     session_module = pytest.importorskip("otel_agents.serve.session")
     for attr in ("agent", "faulty_agent"):

@@ -10,10 +10,20 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SERVE = [str(BIN / "otel-agents"), "ecp", "serve"]
 AGENTS = str(Path(__file__).with_name("agents.py"))
+
+
+@pytest.fixture(autouse=True)
+def _sys_path_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``load_target`` of a file puts the file's folder first on ``sys.path`` (as ``python FILE`` does, so that its
+    siblings import): in a test process, ``tests/serve`` first made ``import agents`` this folder's agents.py, not
+    the OpenAI Agents SDK, for every later test of the same worker (tests/backends' openai_agents cases)."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
 
 
 @contextlib.contextmanager
