@@ -21,8 +21,10 @@ import importlib.util
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -293,8 +295,10 @@ def test_every_demo_run_regraded_from_its_trace_gets_its_live_verdicts(demo, tmp
             path = tmp_path / f"{name}.yaml"
             path.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
             report = tmp_path / f"{name}.json"
-            proc = subprocess.run([ECP, "run", "--manifest", str(path), "--json-out", str(report), "--timeout", "60"],
-                                  cwd=ROOT, capture_output=True, text=True, timeout=600)
+            graders.wait_ready(60)
+            proc = subprocess.run(graders.client([ECP, "run", "--manifest", str(path), "--json-out", str(report),
+                                                  "--timeout", "60"]), cwd=ROOT, capture_output=True, text=True,
+                                  timeout=600, env=demo_cli.ecp_environment())
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -306,8 +310,15 @@ def test_every_demo_run_regraded_from_its_trace_gets_its_live_verdicts(demo, tmp
     # process sent (MCP's tool server, A2A's remote agent): 42 ecp runs would cost minutes of the suite
     folders = [out / fw / "faulty" for fw in FRAMEWORKS] + [out / fw / "side_effect" for fw in ("mcp", "a2a")
                                                              if fw in FRAMEWORKS]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(regrade, folders))
+    # each `ecp run` a fork of one process that imported ecp-runtime, as the demo's (its fork server)
+    sockets = Path(tempfile.mkdtemp(prefix="otel-agents-regrade-"))  # mode 0700: only we can reach the server
+    graders = demo_cli.ForkServer.of_ecp_run(sockets, tmp_path)
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            results = list(pool.map(regrade, folders))
+    finally:
+        graders.stop()
+        shutil.rmtree(sockets, ignore_errors=True)
     for folder, live, replayed in results:
         assert replayed == live, folder
     assert sum(1 for _, live, _ in results for _, _, checks in live if not all(checks)) > 0  # faults among them
