@@ -94,6 +94,16 @@ newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents tests/clau
 # HTTP transport of ecp serve, the exporters' and the span layer's), without the files that need a framework or
 # package not installed here (the clients' framework wrappers, FastA2A, the MCP example agent's PydanticAI and
 # fastmcp in the two --collect tests that serve it, the examples' agent names, which need every example's framework).
+# Nor the tests that prove only our own logic with a package at the version .venv has too (a2a-sdk 1.1.5 and
+# anthropic 2.14: floor's are .venv's), each run by the main suite (~35 s of CPU of this suite's ~220, measured
+# 2026-12-07): the cross-cutting cases of A2A (in one process) and of a loop on the Anthropic client, A2A's own
+# request handlers; the A2A remote agents started for our content and
+# propagation switches, a chain of three agents and a card naming a bad port (the remote agent here stays for
+# each binding: JSON-RPC, HTTP+JSON and gRPC on uvicorn 0.34 and grpcio 1.64, and under the ASGI instrumentation
+# 0.65b0); of collect with an A2A agent, the test whose caller runs the httpx instrumentation (0.65b0) stays,
+# the fold of concurrent and killed runs goes; collect's trace-id router and `ecp fold` of span files (emit.py's
+# file exporter is ours); collect's command-line refusals, name look-ups and unwritable output (ours: the
+# receiver on uvicorn 0.34, protobuf 6 and grpcio 1.64, the SDK exporters' 1.44 retries all stay).
 ISOLATED += floor
 floor_EXTRAS := langchain,openai,anthropic,mcp,a2a,claude-agent-sdk,otlp,otlp-grpc,ecp,collect-grpc,demo,test
 floor_LOCK := --resolution lowest-direct --no-binary claude-agent-sdk
@@ -105,6 +115,21 @@ floor_TESTS := tests/claude_agent_sdk tests/clients tests/a2a tests/collect \
 	tests/test_span_caches.py tests/test_semconv.py tests/test_secret_redaction.py tests/test_probes.py \
 	tests/test_status_ok.py tests/test_messages.py tests/test_token_counts.py \
 	--ignore tests/clients/test_frameworks.py --ignore tests/a2a/test_fasta2a.py \
+	--ignore tests/a2a/test_contract.py --ignore tests/a2a/test_own_handler.py \
+	--deselect tests/clients/test_contract.py::TestAnthropicLoopContract \
+	--deselect tests/a2a/test_a2a.py::test_content_off_on_both_sides \
+	--deselect tests/a2a/test_a2a.py::test_propagation_off_on_the_server \
+	--deselect tests/a2a/test_a2a.py::test_a_chain_of_three_agent_services_is_one_trace_and_one_run \
+	--deselect tests/a2a/test_a2a.py::test_a_bad_port_in_the_servers_card_or_a_push_url_keeps_their_spans \
+	--deselect tests/a2a/test_collect_a2a.py::test_concurrent_runs_each_fold_into_one_envelope \
+	--deselect tests/a2a/test_collect_a2a.py::test_a_server_killed_mid_call_leaves_the_run_marked_incomplete \
+	--ignore tests/collect/test_sharding.py --ignore tests/collect/test_fold_files.py \
+	--deselect tests/collect/test_collect.py::test_any_origin_without_a_token_is_refused_at_start \
+	--deselect tests/collect/test_collect.py::test_an_output_that_cannot_be_written_loses_envelopes_said_not_the_receiver \
+	--deselect tests/collect/test_collect.py::test_a_forward_target_whose_name_is_never_looked_up_is_said_once_and_loses_nothing \
+	--deselect "tests/collect/test_collect.py::test_a_port_beyond_65535_is_refused_not_wrapped[--port]" \
+	--deselect "tests/collect/test_collect.py::test_a_port_beyond_65535_is_refused_not_wrapped[--grpc-port]" \
+	--deselect tests/collect/test_collect.py::test_a_forward_url_that_is_no_url_is_refused_at_start \
 	--deselect tests/collect/test_serve_collect.py::test_the_mcp_servers_side_effect_is_in_the_step_envelope \
 	--deselect tests/collect/test_serve_collect.py::test_with_mcp_propagation_off_a_step_waits_for_no_server_span \
 	--deselect tests/serve/test_server.py::test_every_example_agent_and_twin_is_served_under_its_agents_own_name
