@@ -63,7 +63,14 @@ google_adk_DEMO := google_adk
 # claude-agent-sdk 0.2.189, OpenTelemetry 1.45.2 / 0.66b2 (.venv tests the lower ends). Not here, at their newest in
 # .venv already: CrewAI 1.15.30, AutoGen 0.7.5; Google ADK 2.13.0 in .venv-google_adk. Deselected, each for a
 # package that cannot be installed with them: llama-index-llms-openai (openai<3), crewai, langchain-mcp-adapters
-# (0.3.2 pins mcp<2; 0.3.1 imports mcp.server.fastmcp, gone in mcp 2).
+# (0.3.2 pins mcp<2; 0.3.1 imports mcp.server.fastmcp, gone in mcp 2). Deselected too, for proving only our own
+# logic (OpenTelemetry here is .venv's), each run by the main suite (~20 s of CPU of this suite's ~220, measured
+# 2026-12-07): the A2A and MCP servers started for our propagation switch and redaction (the same a2a-sdk 1.3 and
+# mcp 2.3 code paths run with them on; content off stays: what it must leave out is what these versions send),
+# and of collect with an A2A agent the fold of concurrent and
+# killed runs (a2a-sdk 1.3's concurrent runs: tests/a2a/test_contract.py X-14; its transport failing under our span:
+# test_a_card_with_a_bad_port_keeps_the_clients_span_and_the_callers_error; its calls' HTTP requests told from
+# effects: the collect test that stays).
 ISOLATED += newest
 newest_EXTRAS := langchain,llama-index,pydantic-ai,smolagents,openai-agents,anthropic,openai,mcp,a2a,agno,claude-agent-sdk,otlp,ecp,zero-code,test,test-newest
 newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents tests/claude_agent_sdk \
@@ -79,7 +86,12 @@ newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents tests/clau
 	--deselect "tests/clients/test_frameworks.py::test_stream_cut_under_a_framework_model_span[crewai-crewai]" \
 	--deselect "tests/clients/test_frameworks.py::test_stream_cut_under_a_framework_model_span_keeps_the_finish_reasons_sent[llama_index-second_choice]" \
 	--deselect "tests/clients/test_frameworks.py::test_stream_cut_under_a_framework_model_span_keeps_the_finish_reasons_sent[crewai-second_choice]" \
-	--deselect "tests/clients/test_frameworks.py::test_stream_cut_under_a_framework_model_span_keeps_the_finish_reasons_sent[crewai-usage_chunk]"
+	--deselect "tests/clients/test_frameworks.py::test_stream_cut_under_a_framework_model_span_keeps_the_finish_reasons_sent[crewai-usage_chunk]" \
+	--deselect tests/a2a/test_a2a.py::test_propagation_off_on_the_server \
+	--deselect tests/a2a/test_collect_a2a.py::test_concurrent_runs_each_fold_into_one_envelope \
+	--deselect tests/a2a/test_collect_a2a.py::test_a_server_killed_mid_call_leaves_the_run_marked_incomplete \
+	--deselect tests/mcp/test_mcp.py::test_redaction_of_arguments_on_both_sides \
+	--deselect tests/mcp/test_mcp.py::test_propagation_off_on_the_server_takes_no_context
 # A test of version ranges, not a row of the demo (no newest_DEMO): `make demo` never builds it.
 
 # `floor`: the lower ends of the ranges we claim, where .venv holds a newer release (its resolution pulls them
