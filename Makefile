@@ -115,14 +115,17 @@ newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents tests/clau
 # 0.65b0); of collect with an A2A agent, the test whose caller runs the httpx instrumentation (0.65b0) stays,
 # the fold of concurrent and killed runs goes; collect's trace-id router and `ecp fold` of span files (emit.py's
 # file exporter is ours); collect's command-line refusals, name look-ups and unwritable output (ours: the
-# receiver on uvicorn 0.34, protobuf 6 and grpcio 1.64, the SDK exporters' 1.44 retries all stay).
+# receiver on uvicorn 0.34, protobuf 6 and grpcio 1.64, the SDK exporters' 1.44 retries all stay); ecp serve's
+# handling of targets and of stdio input (one stdio session and its conformance stay, for the envelopes folded on
+# OpenTelemetry 1.44; every HTTP test stays); the bounded reader of span files (tests/exporters/test_line_bounds.py:
+# ours and the standard library's; orjson 3.11.7 and msgspec 0.14 are tests/test_json_fast_paths.py's).
 ISOLATED += floor
 floor_EXTRAS := langchain,openai,anthropic,mcp,a2a,claude-agent-sdk,otlp,otlp-grpc,ecp,collect-grpc,demo,test
 floor_LOCK := --resolution lowest-direct --no-binary claude-agent-sdk
 floor_TESTS := tests/claude_agent_sdk tests/clients tests/a2a tests/collect \
 	tests/serve/test_server.py tests/serve/test_hostile.py tests/exporters/test_file.py tests/exporters/test_ecp_fold.py \
 	tests/exporters/test_ecp_processor.py tests/exporters/test_ecp_file_exporter.py tests/exporters/test_cli_fold.py \
-	tests/exporters/test_cli_export.py tests/exporters/test_line_bounds.py tests/test_json_fast_paths.py \
+	tests/exporters/test_cli_export.py tests/test_json_fast_paths.py \
 	tests/test_spans.py tests/test_span_start.py tests/test_span_sdk_write.py tests/test_span_activation.py \
 	tests/test_span_caches.py tests/test_semconv.py tests/test_secret_redaction.py tests/test_probes.py \
 	tests/test_status_ok.py tests/test_messages.py tests/test_token_counts.py \
@@ -142,6 +145,18 @@ floor_TESTS := tests/claude_agent_sdk tests/clients tests/a2a tests/collect \
 	--deselect "tests/collect/test_collect.py::test_a_port_beyond_65535_is_refused_not_wrapped[--port]" \
 	--deselect "tests/collect/test_collect.py::test_a_port_beyond_65535_is_refused_not_wrapped[--grpc-port]" \
 	--deselect tests/collect/test_collect.py::test_a_forward_url_that_is_no_url_is_refused_at_start \
+	--deselect tests/serve/test_server.py::test_stdio_bad_input_keeps_serving \
+	--deselect tests/serve/test_server.py::test_stateful_target_is_multi_turn_and_resets \
+	--deselect tests/serve/test_server.py::test_async_target \
+	--deselect tests/serve/test_server.py::test_bad_target_is_a_clear_error \
+	--deselect tests/serve/test_server.py::test_a_target_that_fails_to_import_is_named_with_its_line \
+	--deselect tests/serve/test_server.py::test_public_output_is_the_whole_answer \
+	--deselect tests/serve/test_server.py::test_agent_error_follows_the_content_switch \
+	--deselect tests/serve/test_server.py::test_writes_to_the_stdout_descriptor_and_lone_surrogates_do_not_break_the_protocol \
+	--deselect tests/serve/test_server.py::test_sys_exit_in_the_agent_is_a_step_error_and_the_server_keeps_serving \
+	--deselect tests/serve/test_server.py::test_generator_target_is_consumed \
+	--deselect tests/serve/test_hostile.py::test_stdio_survives_every_hostile_line \
+	--deselect tests/serve/test_hostile.py::test_stdio_ignores_a_byte_order_mark_at_the_start_of_its_input_only \
 	--deselect tests/collect/test_serve_collect.py::test_the_mcp_servers_side_effect_is_in_the_step_envelope \
 	--deselect tests/collect/test_serve_collect.py::test_with_mcp_propagation_off_a_step_waits_for_no_server_span \
 	--deselect tests/serve/test_server.py::test_every_example_agent_and_twin_is_served_under_its_agents_own_name
