@@ -21,8 +21,10 @@ import importlib.util
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -284,17 +286,21 @@ def test_every_demo_run_regraded_from_its_trace_gets_its_live_verdicts(demo, tmp
         # process a scenario, is tests/replay's test_replayed_trace_file_gets_the_live_verdicts_without_the_agent
         name = "-".join(folder.relative_to(out).parts)
         log = tmp_path / f"{name}.log"
-        server = subprocess.Popen([OTEL_AGENTS, "ecp", "serve", "--replay", str(folder / "trace.jsonl"), "--http",
-                                   "--port", "0", "--log-file", str(log)], cwd=ROOT, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        replayers.wait_ready(60)
+        command = [OTEL_AGENTS, "ecp", "serve", "--replay", str(folder / "trace.jsonl"), "--http", "--port", "0",
+                   "--log-file", str(log)]
+        server = subprocess.Popen(replayers.client(command), cwd=ROOT, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=demo_cli.ecp_environment())
         try:
             manifest = copy.deepcopy(MANIFEST)
             manifest["target"] = _served_url(server, log)
             path = tmp_path / f"{name}.yaml"
             path.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
             report = tmp_path / f"{name}.json"
-            proc = subprocess.run([ECP, "run", "--manifest", str(path), "--json-out", str(report), "--timeout", "60"],
-                                  cwd=ROOT, capture_output=True, text=True, timeout=600)
+            graders.wait_ready(60)
+            proc = subprocess.run(graders.client([ECP, "run", "--manifest", str(path), "--json-out", str(report),
+                                                  "--timeout", "60"]), cwd=ROOT, capture_output=True, text=True,
+                                  timeout=600, env=demo_cli.ecp_environment())
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -306,8 +312,19 @@ def test_every_demo_run_regraded_from_its_trace_gets_its_live_verdicts(demo, tmp
     # process sent (MCP's tool server, A2A's remote agent): 42 ecp runs would cost minutes of the suite
     folders = [out / fw / "faulty" for fw in FRAMEWORKS] + [out / fw / "side_effect" for fw in ("mcp", "a2a")
                                                              if fw in FRAMEWORKS]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(regrade, folders))
+    # each `ecp run` a fork of one process that imported ecp-runtime, as the demo's (its fork server), and each
+    # replay server a fork of one that imported otel_agents' CLI, ECP server and fold (~0.6 s of CPU a folder
+    # less; one started afresh: tests/replay's test_k_recorded_runs_are_graded_in_order_by_one_http_replay_server)
+    sockets = Path(tempfile.mkdtemp(prefix="otel-agents-regrade-"))  # mode 0700: only we can reach the server
+    graders = demo_cli.ForkServer.of_ecp_run(sockets, tmp_path)
+    replayers = demo_cli.ForkServer(["--serve", str(sockets / "replay.sock")], tmp_path / "replay.forkserver.log")
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            results = list(pool.map(regrade, folders))
+    finally:
+        graders.stop()
+        replayers.stop()
+        shutil.rmtree(sockets, ignore_errors=True)
     for folder, live, replayed in results:
         assert replayed == live, folder
     assert sum(1 for _, live, _ in results for _, _, checks in live if not all(checks)) > 0  # faults among them
