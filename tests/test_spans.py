@@ -276,6 +276,29 @@ def test_user_redaction_hook(provider, exporter) -> None:
     assert json.loads(a[A.INPUT_VALUE]) == {"customer": "***"} and a[A.OUTPUT_VALUE] == "***'s order"
 
 
+def test_a_failing_redaction_hook_is_logged_as_the_users_and_loses_only_its_attribute(provider, exporter,
+                                                                                       caplog) -> None:
+    def hook(key: str, text: str) -> str:
+        if key == A.OUTPUT_VALUE:
+            raise ValueError("hook broke")
+        return text
+
+    reset_reported_sites()
+    t = Telemetry(provider, settings=Settings(redact_hook=hook))
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        for _ in range(2):
+            s = t.start_span("tool", "lookup")
+            s.set_input({"customer": "ann"})
+            s.set_output("ann's order")
+            s.end()
+    a = exporter.spans[-1].attributes
+    assert json.loads(a[A.INPUT_VALUE]) == {"customer": "ann"} and A.OUTPUT_VALUE not in a
+    (record,) = caplog.records
+    assert record.getMessage().startswith(f"otel_agents: your redaction hook (redact_hook) {__name__}.test_a_failing_"
+                                          "redaction_hook_is_logged_as_the_users_and_loses_only_its_attribute.<locals>"
+                                          ".hook raised ValueError('hook broke')"), record.getMessage()
+
+
 def test_truncation_marks_and_keeps_json_valid(provider, exporter) -> None:
     t = Telemetry(provider, settings=Settings(max_content_length=200))
     s = t.start_span("tool", "big")

@@ -123,9 +123,10 @@ def _selections() -> list[frozenset[str]]:
 @pytest.mark.parametrize("selection", _selections(), ids=lambda s: "+".join(sorted(s)))
 def test_a_selection_writes_what_all_three_write_of_it(selection: frozenset[str]) -> None:
     """Written in some vocabularies, a span carries exactly the attributes it carries in all three that belong to
-    them (or to none), with the same values; the one addition is the input and the answer of an agent span
+    them (or to none), with the same values; the additions are the input and the answer of an agent span
     written in OTel GenAI alone, as ``gen_ai.input.messages`` and ``gen_ai.output.messages`` (it has no
-    ``input.value``/``output.value``)."""
+    ``input.value``/``output.value``), and on a tool span whose result is JSON, ``otel_agents.tool.result.json``
+    where ``output.mime_type`` (which says so with all three) is not written."""
     everything = _every_setter(Settings(vocabularies=V.VOCABULARIES))
     chosen = _every_setter(Settings(vocabularies=selection))
     assert [name for name, _ in chosen] == [name for name, _ in everything]
@@ -136,6 +137,8 @@ def test_a_selection_writes_what_all_three_write_of_it(selection: frozenset[str]
                 {"role": "user", "parts": [{"type": "text", "content": "where is A1?"}]}]
             assert json.loads(attrs.pop("gen_ai.output.messages")) == [
                 {"role": "assistant", "parts": [{"type": "text", "content": "It is delivered."}], "finish_reason": ""}]
+        if attrs["otel_agents.span.kind"] == "tool" and full.get("output.mime_type") == "application/json":
+            assert attrs.pop("otel_agents.tool.result.json", False) is (not V.written("output.mime_type", selection))
         assert attrs == expected, name
         assert list(attrs) == list(expected), name  # in the same order
 

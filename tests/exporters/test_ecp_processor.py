@@ -260,6 +260,26 @@ def test_callback_errors_never_reach_the_program():
     assert processor.dropped["callback_errors"] == 1
 
 
+def test_a_callback_error_is_logged_once_as_the_callbacks(caplog):
+    """The user's callback failed, not otel_agents: the warning names the callback, once; never "internal error"."""
+    from otel_agents._spans.guard import reset_reported_sites
+
+    def grader_down(envelope):
+        raise RuntimeError("grader down")
+
+    reset_reported_sites()
+    rec = Recorder(ECPFoldingProcessor(grader_down))
+    with caplog.at_level(logging.DEBUG, logger="otel_agents"):
+        agent_run(rec.telemetry)
+        agent_run(rec.telemetry)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith("otel_agents: your ECP envelope callback (configure(ecp=), on_envelope=) "
+                                  f"{__name__}.test_a_callback_error_is_logged_once_as_the_callbacks.<locals>."
+                                  "grader_down raised RuntimeError('grader down')"), warnings[0]
+    assert not any("internal error" in r.getMessage() for r in caplog.records)
+
+
 def test_full_queue_drops_and_counts():
     processor = ECPFoldingProcessor(max_queued=1)
     rec = Recorder(processor)

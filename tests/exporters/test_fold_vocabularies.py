@@ -4,7 +4,8 @@ same run gives with all three.
 
 One documented difference: with ``gen_ai`` alone no span carries ``input.value``/``output.value``
 (OpenInference's and Langfuse's); an agent span's or a workflow's (``invoke_workflow``) input and output are
-its ``gen_ai.input.messages``/``gen_ai.output.messages``, but a run whose root is neither has as
+its ``gen_ai.input.messages``/``gen_ai.output.messages`` (a model request's its ``gen_ai.output.messages``, a
+tool call's its ``gen_ai.tool.call.result``), but a run whose root is none of these has as
 ``public_output`` the run's last model answer (the text of its last model response that requested no tool),
 ``null`` when the model spans hold no output messages (docs/ecp.md).
 """
@@ -137,3 +138,87 @@ def test_gen_ai_alone_an_agent_and_a_workflow_input_is_read_as_with_all_three() 
                     {"role": "assistant", "parts": [{"type": "text", "content": "Which?"}]}]
     chat = read("agent", "invoke_agent", conversation)
     assert json.loads(chat["input.value"]) == conversation and chat["input.mime_type"] == "application/json"
+
+
+# Tool results of every kind a tool returns, as the envelope must give them whatever vocabularies were written
+# (docs/ecp.md "Tool results: one rule"): a JSON-looking string stays a string, a dict stays a dict.
+RESULTS: dict[str, Any] = {"a_dict": {"status": "shipped", "id": "A1"}, "a_list": [1, "two", None],
+                           "a_number": 3.5, "json_text": '{"status": "shipped"}', "plain_text": "shipped"}
+SELECTIONS = [None, V.GEN_AI, V.OPENINFERENCE, V.LANGFUSE]
+
+
+def _fold_each_selection(frameworks: list[str], body: Any) -> dict[str | None, list[dict[str, Any]]]:
+    out = {}
+    for vocabularies in SELECTIONS:
+        memory = InMemorySpanExporter()
+        config = configure(exporters=[memory], frameworks=frameworks, set_global=False, vocabularies=vocabularies)
+        try:
+            body()
+        finally:
+            config.shutdown()
+            uninstrument()
+        out[vocabularies] = _comparable(fold(list(memory.get_finished_spans())))
+    return out
+
+
+def test_tool_results_of_every_type_fold_alike_in_every_selection() -> None:
+    """A PydanticAI agent (FunctionModel) calls five tools, each returning one type; and each decorated
+    ``@otel_agents.tool`` called alone is a run of its own (its result is the run's output). With OTel GenAI alone
+    ``gen_ai.tool.call.result`` is text whatever was returned; ``otel_agents.tool.result.json`` tells the fold
+    which texts are the JSON of a structured value."""
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
+    import otel_agents
+
+    def model(messages: list[Any], info: Any) -> ModelResponse:
+        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart(name, {}, tool_call_id=f"c{i}") for i, name in enumerate(RESULTS)])
+
+    agent = Agent(FunctionModel(model), name="support")
+    for name, value in RESULTS.items():
+        agent.tool_plain(name=name)(lambda value=value: value)
+    decorated = [otel_agents.tool(name=name)(lambda value=value: value) for name, value in RESULTS.items()]
+
+    def body() -> None:
+        agent.run_sync("go")
+        for tool in decorated:
+            tool()
+
+    folded = _fold_each_selection(["pydantic_ai"], body)
+    everything = folded[None]
+    assert [call["result"] for call in everything[0]["tool_calls"]] == list(RESULTS.values())
+    assert [(e["tool_calls"][0]["result"], e["public_output"]) for e in everything[1:]] == [
+        (value, value if isinstance(value, str) else json.dumps(value, separators=(",", ":")))
+        for value in RESULTS.values()]
+    for vocabularies, envelopes in folded.items():
+        assert envelopes == everything, vocabularies
+
+
+def test_a_model_request_that_only_called_tools_folds_alike_in_every_selection() -> None:
+    """A run that is one openai-client request answered by a tool call only: its ``public_output`` is its output
+    messages as JSON (no assistant text; docs/ecp.md), with OTel GenAI alone too (read from
+    ``gen_ai.output.messages``, the same messages all three write as ``output.value``)."""
+    import httpx
+    import openai
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={
+            "id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": None, "tool_calls": [{
+                    "id": "t1", "type": "function",
+                    "function": {"name": "lookup", "arguments": '{"order_id": "A1"}'}}]}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})
+
+    client = openai.OpenAI(api_key="sk-test", http_client=httpx.Client(transport=httpx.MockTransport(answer)))
+    folded = _fold_each_selection(["openai"], lambda: client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "Where is A1?"}]))
+    everything = folded[None]
+    assert json.loads(everything[0]["public_output"]) == [{
+        "role": "assistant", "finish_reason": "tool_call",
+        "parts": [{"type": "tool_call", "id": "t1", "name": "lookup", "arguments": {"order_id": "A1"}}]}]
+    for vocabularies, envelopes in folded.items():
+        assert envelopes == everything, vocabularies

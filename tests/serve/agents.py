@@ -49,6 +49,38 @@ class Counter:
 counter = Counter()
 
 
+class OneAtATime:
+    """An agent object that says how many of its calls were running when each began. A step ``hold:PATH``
+    runs until the file ``PATH`` exists (the test releases it; at most 60 s)."""
+
+    name = "one_at_a_time"
+
+    def __init__(self) -> None:
+        self.running = 0
+
+    def step(self, user_input: str) -> str:
+        import os
+        import time
+
+        self.running += 1
+        try:
+            seen = self.running
+            if user_input.startswith("hold:"):
+                deadline = time.monotonic() + 60
+                while not os.path.exists(user_input[5:]) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            return f"{user_input} began with {seen} running"
+        finally:
+            self.running -= 1
+
+    def reset(self) -> None:
+        if self.running:
+            raise RuntimeError(f"reset while {self.running} step(s) run")
+
+
+one_at_a_time = OneAtATime()
+
+
 def long_answer(user_input: str) -> str:
     """An answer longer than the content budget, whose end matters."""
     return "x" * 20_000 + " FINAL VERDICT"

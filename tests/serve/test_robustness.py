@@ -67,6 +67,37 @@ def test_step_timeout_http_keeps_serving(tmp_path: Path) -> None:
         assert json.loads(body)["result"]["public_output"] == "quick answer"
 
 
+def test_step_timeout_an_agent_object_never_runs_two_calls_at_once(tmp_path: Path) -> None:
+    """After a step of a module-level agent object timed out (its thread goes on), the next step and a reset
+    wait for it, at most their own step timeout, then fail naming it; once it returned, the next step runs alone."""
+    release = tmp_path / "release"
+    proc = subprocess.Popen(SERVE + [f"{AGENTS}:one_at_a_time", "--step-timeout", "2", "--log-file",
+                                     str(tmp_path / "log")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, cwd=ROOT)
+
+    def call(method: str, params: dict | None = None) -> dict:
+        proc.stdin.write(rpc(method, params) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    try:
+        hung = call("agent/step", {"input": f"hold:{release}"})["error"]
+        assert hung["code"] == -32001 and hung["data"]["type"] == "TimeoutError"
+        for method, params in (("agent/step", {"input": "next"}), ("agent/reset", None)):
+            busy = call(method, params)["error"]
+            assert busy["code"] == -32001, busy
+            assert busy["data"]["type"] == "AgentBusy" and busy["data"]["timeout_s"] == 2
+            assert busy["data"]["running"] == f"step (trace {hung['data']['trace_id']})"
+            assert busy["data"]["timed_out_s_ago"] >= 2  # it waited its own step timeout after the timeout
+            assert f"its step (trace {hung['data']['trace_id']}), given up" in busy["message"], busy["message"]
+        release.touch()
+        assert call("agent/step", {"input": "after"})["result"]["public_output"] == "after began with 1 running"
+        assert call("agent/reset")["result"] is True
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+
+
 # -- signals and BaseExceptions ----------------------------------------------------------------------
 
 def test_sigterm_mid_step_ends_the_stdio_server(tmp_path: Path) -> None:

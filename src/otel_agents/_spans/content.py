@@ -607,13 +607,15 @@ class ContentSetters:
     def set_tool_result(self, result: Any) -> None:
         """The tool's result (content): ``gen_ai.tool.call.result`` and ``output.value``."""
         self._set_rendered({A.GEN_AI_TOOL_CALL_RESULT: None, A.OUTPUT_VALUE: None}, result, A.OUTPUT_MIME_TYPE,
-                           redact_once=True)
+                           redact_once=True, json_flag=A.OTEL_AGENTS_TOOL_RESULT_JSON)
 
     def _set_rendered(self, keys: Mapping[str, bool | None], value: Any, mime_key: str, *,
-                      redact_once: bool) -> None:
+                      redact_once: bool, json_flag: str | None = None) -> None:
         """Write content ``value`` to each key (``{key: as_json}``) in one SDK call; the MIME type of
-        the last one goes to ``mime_key``. ``redact_once``: redact ``value`` once for all the keys
-        (else each rendering redacts it). Nothing when content is off, the span ended or no value."""
+        the last one written goes to ``mime_key`` when that is written, else, when it is JSON, ``true`` goes to
+        ``json_flag`` (if given: the one carrier of "this text is JSON" left). ``redact_once``: redact ``value``
+        once for all the keys (else each rendering redacts it). Nothing when content is off, the span ended or
+        no value."""
         if value is None or not self._content or self._ended or \
                 (self._keep is not None and not any(map(self._keep.__getitem__, keys))):
             return
@@ -626,9 +628,13 @@ class ContentSetters:
             attrs: dict[str, Any] = {}
             mime = None
             for key, as_json in keys.items():
-                mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redact_once, encoded=text)
+                mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redact_once,
+                                         encoded=text) or mime
             if mime:
-                attrs[mime_key] = mime
+                if self._keep is None or self._keep[mime_key]:
+                    attrs[mime_key] = mime
+                elif json_flag is not None and mime == A.MIME_JSON:
+                    attrs[json_flag] = True
             self._emit(attrs)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_content", exc)

@@ -21,8 +21,64 @@ _seen_lock = threading.Lock()
 _MAX_SITES = 1024  # bounded: sites are code locations, but stay safe
 
 
+class UserCallbackError(Exception):
+    """A callback the user gave us raised ``error``: its failure, not ours. Raised through our code in place of
+    ``error`` (:func:`call_user`), it is logged as the callback's by :func:`report_internal_error` wherever that
+    code catches it.
+
+    Attributes:
+        setting: what the callback is, as the log names it (``"redaction hook (redact_hook)"``).
+        callback: the callback.
+        error: what it raised.
+    """
+
+    def __init__(self, setting: str, callback: Any, error: BaseException) -> None:
+        super().__init__(setting, error)
+        self.setting, self.callback, self.error = setting, callback, error
+
+
+def call_user(setting: str, callback: Callable[..., Any], *args: Any) -> Any:
+    """``callback(*args)``, the user's (``setting``: what it is, as the log names it); an ``Exception`` it raises comes out as
+    :class:`UserCallbackError` (a ``BaseException`` as it is: the program is stopping)."""
+    try:
+        return callback(*args)
+    except Exception as exc:  # noqa: BLE001
+        raise UserCallbackError(setting, callback, exc) from exc
+
+
+def report_user_error(setting: str, callback: Any, exc: BaseException) -> None:
+    """Log ``exc`` raised by the user's ``callback`` (``setting``: what it is, ``"ECP envelope callback
+    (configure(ecp=), on_envelope=)"``) as that callback's failure, naming it (its module and qualified name):
+    WARNING with the traceback once per callback, then DEBUG."""
+    name = _callback_name(callback)
+    key = f"user:{setting}:{name}"
+    with _seen_lock:
+        first = key not in _seen
+        if first and len(_seen) < _MAX_SITES:
+            _seen.add(key)
+    what = _describe(exc)
+    if first:
+        logger.warning("otel_agents: your %s %s raised %s (a failure of that callback, not of otel_agents; "
+                       "instrumentation continues)", setting, name, what, exc_info=exc)
+    else:
+        logger.debug("otel_agents: your %s %s raised %s", setting, name, what)
+
+
+def _callback_name(callback: Any) -> str:
+    try:
+        name = getattr(callback, "__qualname__", None) or type(callback).__qualname__
+        module = getattr(callback, "__module__", None)
+        return f"{module}.{name}" if isinstance(module, str) and isinstance(name, str) else str(name)
+    except Exception:  # noqa: BLE001 - the user's object: even its attributes may raise
+        return "(unnamed)"
+
+
 def report_internal_error(site: str, exc: BaseException) -> None:
-    """Log ``exc`` raised by our code at ``site``: WARNING once per site, then DEBUG."""
+    """Log ``exc`` raised by our code at ``site``: WARNING once per site, then DEBUG. A
+    :class:`UserCallbackError` is the user's callback's failure: :func:`report_user_error`."""
+    if isinstance(exc, UserCallbackError):
+        report_user_error(exc.setting, exc.callback, exc.error)
+        return
     with _seen_lock:
         first = site not in _seen
         if first and len(_seen) < _MAX_SITES:

@@ -47,6 +47,27 @@ _PARAMETER_KEYS = {
     "stream": A.GEN_AI_REQUEST_STREAM,
 }
 _PARAMETER_ORDER = {src: i for i, src in enumerate(_PARAMETER_KEYS)}
+# OTel GenAI v1.41's int request attributes; the others but the stop sequences and stream are doubles.
+_INT_PARAMETERS = frozenset({A.GEN_AI_REQUEST_MAX_TOKENS, A.GEN_AI_REQUEST_SEED})
+
+
+def request_parameter(key: str, value: Any) -> Any:
+    """The value request attribute ``key`` (a ``gen_ai.request.*`` name of :data:`_PARAMETER_KEYS`) gets for the
+    ``value`` a caller passed, of the attribute's type in OTel GenAI v1.41, or ``None`` (not one: nothing is
+    written). An int attribute (``max_tokens``, ``seed``) gets an int (an ``int64`` up to :data:`INT64_MAX`; a
+    bool is not an int, nor is ``100.0`` or ``inf``); a double (``temperature``, ``top_p``, ``top_k``, the
+    penalties) an int or a float, NaN and the infinities included (an OTel double may be one: every JSON
+    writer of ours serialises it strictly), never a bool; the stop sequences a list of strings (one string is
+    a list of one); ``stream`` a bool."""
+    if isinstance(value, bool):
+        return value if key == A.GEN_AI_REQUEST_STREAM else None
+    if key in _INT_PARAMETERS:
+        return int(value) if isinstance(value, int) and -INT64_MAX - 1 <= value <= INT64_MAX else None
+    if key == A.GEN_AI_REQUEST_STOP_SEQUENCES:
+        return [value] if isinstance(value, str) else value
+    if key == A.GEN_AI_REQUEST_STREAM:
+        return None
+    return value if isinstance(value, (int, float)) else None
 
 # A streamed response's chunk times held until the span ends (when the metric attributes are complete: the
 # response model comes with the last chunk); past this many, the gaps so far are recorded at once.
@@ -105,8 +126,9 @@ class ModelSetters:
         ``parameters`` keys may be ``temperature``, ``top_p``, ``top_k``,
         ``max_tokens``, ``stop``/``stop_sequences``, ``frequency_penalty``,
         ``presence_penalty``, ``seed``, ``stream`` (``gen_ai.request.stream`` only when true: OTel GenAI
-        v1.41 sets it if and only if the request streams); all of them also go, as JSON, to
-        ``llm.invocation_parameters``. Ignored on other kinds (Langfuse would
+        v1.41 sets it if and only if the request streams), each written when of its attribute's type
+        (:func:`request_parameter`: ``max_tokens=inf`` is none); all of them also go, as JSON, to
+        ``llm.invocation_parameters``, but for one of these names whose value is not of that type. Ignored on other kinds (Langfuse would
         turn any span with a model name into a generation).
         """
         if self.kind not in _MODEL_KINDS:
@@ -131,12 +153,12 @@ class ModelSetters:
             if parameters and not self._mute:
                 params = {k: v for k, v in parameters.items() if v is not None}
                 for src in sorted(params.keys() & _PARAMETER_KEYS.keys(), key=_PARAMETER_ORDER.__getitem__):
-                    dst, value = _PARAMETER_KEYS[src], params[src]  # in the table's order, the later of two wins
-                    if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
-                        value = [value]
-                    elif dst == A.GEN_AI_REQUEST_STREAM and value is not True:
-                        continue  # OTel GenAI v1.41: set if and only if the request is streaming
-                    attrs[dst] = value
+                    dst = _PARAMETER_KEYS[src]  # in the table's order, the later of two wins
+                    value = request_parameter(dst, params[src])
+                    if value is None:  # not of the attribute's type: in neither attribute
+                        del params[src]
+                    elif dst != A.GEN_AI_REQUEST_STREAM or value is True:  # stream: set iff the request streams
+                        attrs[dst] = value
                 if self._writes(A.LLM_INVOCATION_PARAMETERS):
                     attrs[A.LLM_INVOCATION_PARAMETERS] = self._parameters_json(params)
             self.set_attributes(attrs)

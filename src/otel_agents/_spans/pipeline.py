@@ -19,9 +19,12 @@ import orjson
 
 from ..semconv import attributes as A
 from . import encoding, memo
+from .guard import call_user
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
                        ToolCallResponsePart, UriPart, normalize_finish_reason)
 from .redaction import leaves_unchanged, redact_data, redact_text
+
+REDACT_HOOK = "redaction hook (redact_hook)"  # how the log names the user's hook when it raises
 
 REDACTION_MARGIN = 256  # characters scanned past the budget, so a secret starting inside it is seen whole
 _LEGAL_SCALARS = (str, bool, int, float)
@@ -192,7 +195,7 @@ def render(key: str, value: Any, *, budget: int, hook: Callable[[str, str], str]
     if isinstance(value, str) and not as_json:
         text, precut = (value[:limit], len(value) > limit) if redacted else prepare(value, limit)
         if hook is not None:
-            text = hook(key, text)
+            text = call_user(REDACT_HOOK, hook, key, text)
         cut, truncated = (text, False) if len(text) <= budget else encoding.fit_text(text, budget)
         return (cut if cut.isascii() else encoding.utf8_safe(cut)), A.MIME_TEXT, truncated or precut
     if isinstance(value, str):  # as_json and already text: keep valid JSON as is
@@ -204,7 +207,7 @@ def render(key: str, value: Any, *, budget: int, hook: Callable[[str, str], str]
     data, precut, made = (value, False, encoded) if redacted else prepare_encoded(value, limit)
     text = made if made is not None else encoding.dumps(data)
     if hook is not None:
-        hooked = hook(key, text)
+        hooked = call_user(REDACT_HOOK, hook, key, text)
         if hooked != text:
             text = hooked
             try:

@@ -25,7 +25,8 @@ written: a short input's SHA-256 gives it back to a dictionary, so such runs are
 only when they hold the input, which they do not).
 
 A step still running after --step-timeout seconds is answered with an error and
-the server keeps serving. HTTP binds loopback only unless --allow-remote is given,
+the server keeps serving; on an agent object the next step or reset waits (within
+its own timeout) for that step to return, and is refused, naming it, if it does not. HTTP binds loopback only unless --allow-remote is given,
 checks Host and Origin, and with --auth-token (or OTEL_AGENTS_ECP_TOKEN) requires
 a bearer token; see "Serving safely" in the README.
 """

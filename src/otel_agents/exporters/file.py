@@ -98,6 +98,13 @@ def to_otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
     return message
 
 
+def double_text(value: float) -> str:
+    """The text OTLP/JSON gives non-finite double ``value`` (``nan``, ``inf``, ``-inf``), as :func:`to_otlp_json`
+    writes it: ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (the protobuf JSON mapping of a ``double``; strict JSON
+    has no literal for them). The one writing of a non-finite double in every JSON our exporters write."""
+    return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+
+
 def _bad_text(value: Any) -> bool:
     if type(value) is str:
         if value.isascii():
@@ -1397,4 +1404,4 @@ def _finite(data: Any) -> Any:
     return data
 
 
-__all__ = ["MalformedLine", "OTLPJsonFileExporter", "iter_otlp_json", "read_otlp_json", "to_otlp_json"]
+__all__ = ["MalformedLine", "OTLPJsonFileExporter", "double_text", "iter_otlp_json", "read_otlp_json", "to_otlp_json"]

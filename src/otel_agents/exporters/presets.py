@@ -81,6 +81,7 @@ values, and no key beyond its first characters; nothing here logs a header or a 
 from __future__ import annotations
 
 import base64
+import json
 import math
 import os
 import sys
@@ -88,6 +89,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TextIO
 from urllib.parse import urlsplit
 
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 
 from ._appender import file_setting
@@ -457,8 +459,21 @@ def otlp_traces_endpoint(protocol: str) -> str:
 
 
 def console(out: TextIO | None = None) -> ExporterPreset:
-    """Spans as JSON on ``out`` (default ``sys.stdout``), one ``ConsoleSpanExporter`` object per span."""
-    return ExporterPreset("console", lambda: ConsoleSpanExporter(out=out or sys.stdout))
+    """Spans as JSON on ``out`` (default ``sys.stdout``), one ``ConsoleSpanExporter`` object per span, strict JSON:
+    a non-finite double (an attribute ``nan``, ``inf``) is written as the ``file`` preset writes it
+    (:func:`~.file.double_text`: ``"NaN"``, ``"Infinity"``), where the SDK's own format writes ``NaN``."""
+    return ExporterPreset("console", lambda: ConsoleSpanExporter(out=out or sys.stdout, formatter=console_json))
+
+
+def console_json(span: ReadableSpan) -> str:
+    """The ``console`` preset's text of one span: the SDK's ``span.to_json()`` and a newline, its non-finite
+    numbers (the only non-strict JSON it writes) as :func:`~.file.double_text` writes them."""
+    text = span.to_json()
+    if "NaN" in text or "Infinity" in text:  # else nothing to change: no second parse
+        from .file import double_text
+
+        text = json.dumps(json.loads(text, parse_constant=lambda name: double_text(float(name))), indent=4)
+    return text + os.linesep
 
 
 def file(path: str | os.PathLike[str] | None = None) -> ExporterPreset:

@@ -209,6 +209,11 @@ STOP_REASONS = frozenset({
 })
 OTEL_AGENTS_CONTROL_FLOW = "otel_agents.control_flow"
 OTEL_AGENTS_TOOL_CACHED = "otel_agents.tool.cached"
+# ``true`` on a tool span written without ``output.mime_type`` (``OTEL_AGENTS_VOCABULARIES=gen_ai``) whose
+# ``gen_ai.tool.call.result`` is the JSON text of a structured value the tool returned (a dict, a list, a
+# number): OTel GenAI asks for the result "in structured form", which an OTel span attribute cannot hold, and
+# without this flag a tool that returned the string ``'{"a": 1}'`` and one that returned ``{"a": 1}`` look alike.
+OTEL_AGENTS_TOOL_RESULT_JSON = "otel_agents.tool.result.json"
 # A tool call that was refused and never ran (on its tool span, with status ERROR and an ``error.type`` saying
 # why): a permission denial (the Claude Agent SDK's ``can_use_tool``/hooks, ``permission_denied``) or the
 # framework's own refusal (CrewAI's repeated call, spent usage limit, unknown tool, unparsable input; a call past

@@ -10,7 +10,9 @@ The agent runs in a :class:`~.worker.Worker` thread, never in the server's event
 loop. A step that does not answer within ``step_timeout`` seconds is answered with
 a ``-32001`` error naming the timeout; its root span ends as an error
 (``error.type`` ``TimeoutError``) and every span of the step still open ends
-marked abandoned (``otel_agents.stream.abandoned``), so nothing stays open.
+marked abandoned (``otel_agents.stream.abandoned``), so nothing stays open. The agent's
+thread goes on: on an agent object the next call waits for it (within its own timeout) or
+is refused, never run beside it (:meth:`AgentRunner.wait_abandoned`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import json
 import logging
 import secrets
 import threading
+import time
 import traceback
 from typing import Any, Callable, Mapping, Sequence
 
@@ -215,20 +218,55 @@ class Tracing:
 
 
 class AgentRunner:
-    """One agent (made on first use, in its worker) and the worker its calls run in, one call at a time."""
+    """One agent (made on first use, in its worker) and the worker its calls run in, one call at a time.
+
+    A call given up (past the step timeout) goes on in its thread, which cannot be killed. On an agent object
+    (``target.stateful``: a module-level object, or a session's instance of a class or factory) no later call
+    runs beside it: :meth:`wait_abandoned` waits for it to return first, for a bounded time. A plain function
+    has no object to share: its next call runs at once, in a new thread."""
 
     def __init__(self, target: Target) -> None:
         self.target = target
         self.lock = asyncio.Lock()  # held by the caller while a call runs, released on timeout too
         self._agent: tuple[Callable[[str], Any], Callable[[], Any] | None] | None = None
         self._worker: Worker | None = None
+        self._running: concurrent.futures.Future[Outcome] | None = None
+        # The call given up on the agent object while it still ran: (its future, what it was, when it was given up).
+        self._abandoned: tuple[concurrent.futures.Future[Outcome], str, float] | None = None
 
     def submit(self, what: str, *args: Any, context: contextvars.Context | None = None
                ) -> concurrent.futures.Future[Outcome]:
         """Run the agent's ``step`` or ``reset`` (``what``) in the worker."""
         if self._worker is None:
             self._worker = Worker()
-        return self._worker.submit(self._invoke, what, *args, context=context)
+        self._running = self._worker.submit(self._invoke, what, *args, context=context)
+        return self._running
+
+    async def wait_abandoned(self, timeout: float | None) -> float | None:
+        """Before a call on the agent object: wait for the call given up on it (:meth:`abandon`) to return, at most
+        ``timeout`` seconds (``None``: no limit). Returns what is left of ``timeout`` (the call's own limit
+        counts the wait).
+
+        Raises:
+            RPCError: ``-32001`` when that call still runs after ``timeout``, naming it and how long ago it was
+                given up (``data``: ``type`` ``AgentBusy``, ``running``, ``timed_out_s_ago``, ``timeout_s``).
+        """
+        if self._abandoned is None:
+            return timeout
+        future, what, since = self._abandoned
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)
+        except asyncio.TimeoutError:
+            ago = time.monotonic() - since
+            raise RPCError(STEP_TIMEOUT, f"agent busy: its {what}, given up {ago:.1f} s ago (--step-timeout), is "
+                           f"still running in it; this call waited {timeout:g} s for it and did not run (an agent "
+                           "object runs one call at a time)",
+                           {"type": "AgentBusy", "running": what, "timed_out_s_ago": round(ago, 3),
+                            "timeout_s": timeout}) from None
+        self._abandoned = None
+        return None if timeout is None else max(timeout - (loop.time() - started), 0.0)
 
     def _invoke(self, what: str, *args: Any) -> Any:
         if self._agent is None:  # here, so a slow or failing constructor is a step's timeout or error
@@ -237,8 +275,12 @@ class AgentRunner:
         fn = step if what == "step" else reset
         return None if fn is None else fn(*args)
 
-    def abandon(self) -> None:
-        """The running call is given up: the next call gets a new worker (the same agent)."""
+    def abandon(self, what: str) -> None:
+        """The running call (``what``: ``step (trace …)``, ``reset``) is given up: the next call gets a new worker
+        (the same agent), once that call returned when the agent is an object (:meth:`wait_abandoned`)."""
+        running = self._running
+        if self.target.stateful and running is not None and not running.done():
+            self._abandoned = (running, what, time.monotonic())
         if self._worker is not None:
             self._worker.abandon()
             self._worker = None
@@ -320,15 +362,16 @@ class ECPSession:
         if self.target.reset is None and self.target.factory is None:
             return True
         async with self.runner.lock:
+            left = await self.runner.wait_abandoned(self.step_timeout)
             future = self.runner.submit("reset")
             try:
-                outcome = await asyncio.wait_for(asyncio.wrap_future(future), self.step_timeout)
+                outcome = await asyncio.wait_for(asyncio.wrap_future(future), left)
             except asyncio.TimeoutError:
-                self.runner.abandon()
+                self.runner.abandon("reset")
                 raise RPCError(STEP_TIMEOUT, f"agent reset timed out after {self.step_timeout:g} s "
                                "(--step-timeout)", {"type": "TimeoutError", "timeout_s": self.step_timeout}) from None
             except asyncio.CancelledError:
-                self.runner.abandon()
+                self.runner.abandon("reset")
                 raise
         if outcome.error is not None:
             self._log_failure("reset", outcome.error)
@@ -353,6 +396,7 @@ class ECPSession:
         if not isinstance(user_input, str):
             raise RPCError(INVALID_PARAMS, 'invalid params: "input" must be a string')
         async with self.runner.lock:
+            left = await self.runner.wait_abandoned(self.step_timeout)  # before the root: a step refused runs nothing
             # The served agent's name (--name, else the target's; what agent/initialize reports) on the root,
             # so the runs of an agent and of its twins are told apart in a backend by their spans alone.
             root = self.telemetry.start_span(Kind.CHAIN, "agent/step", parent=otel_context.Context(),
@@ -367,18 +411,18 @@ class ECPSession:
                 root.set_attribute(A.OTEL_AGENTS_ECP_STEP_INPUT_SHA256, input_key(user_input))
             future = self.runner.submit("step", user_input, context=_context_with(root))
             try:
-                outcome = await asyncio.wait_for(asyncio.wrap_future(future), self.step_timeout)
+                outcome = await asyncio.wait_for(asyncio.wrap_future(future), left)
             except asyncio.TimeoutError:
                 logger.warning("step (trace %s) timed out after %g s; its thread is abandoned", trace_hex,
                                self.step_timeout)
-                self.runner.abandon()
+                self.runner.abandon(f"step (trace {trace_hex})")
                 self._abandon(root, trace_id, TimeoutError(f"step timed out after {self.step_timeout:g} s"))
                 raise RPCError(STEP_TIMEOUT, f"agent step timed out after {self.step_timeout:g} s (--step-timeout); "
                                "its spans were ended as abandoned",
                                {"type": "TimeoutError", "timeout_s": self.step_timeout, "trace_id": trace_hex}
                                ) from None
             except asyncio.CancelledError:  # the server is shutting down
-                self.runner.abandon()
+                self.runner.abandon(f"step (trace {trace_hex})")
                 self._abandon(root, trace_id, None)
                 raise
             if outcome.error is None:

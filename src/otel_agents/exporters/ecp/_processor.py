@@ -67,7 +67,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import SpanContext
 
 from ..._spans.finalisers import in_forked_child, new_lock
-from ..._spans.guard import guard, report_internal_error
+from ..._spans.guard import guard, report_internal_error, report_user_error
 from . import _facts as F
 from ._cost import load_prices
 from ._envelope import build_envelope
@@ -527,7 +527,7 @@ class ECPFoldingProcessor(SpanProcessor):
                 except Exception as exc:  # noqa: BLE001 - never let the callback break the traced program
                     with self._lock:
                         self.dropped["callback_errors"] += 1
-                    report_internal_error("ecp.on_envelope", exc)
+                    report_user_error("ECP envelope callback (configure(ecp=), on_envelope=)", self.on_envelope, exc)
                 continue
             try:
                 self.queue.put_nowait(envelope)

@@ -138,11 +138,18 @@ def read_ours(a: dict[str, Any], kind: str, name: str) -> None:
         if A.GEN_AI_OUTPUT_MESSAGES not in a and a.get(A.OUTPUT_MIME_TYPE) == A.MIME_JSON and \
                 not any(key.startswith(_OI_OUTPUT_PREFIX) for key in a):
             a[A.GEN_AI_OUTPUT_MESSAGES] = a.get(A.OUTPUT_VALUE)  # GenAI messages: the output requested tools
+        elif A.OUTPUT_VALUE not in a and A.GEN_AI_OUTPUT_MESSAGES in a:  # gen_ai alone: the span layer's output.value
+            a[A.OUTPUT_VALUE] = a[A.GEN_AI_OUTPUT_MESSAGES]              # of a model span is these messages
+            a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
     elif kind == "tool" or kind == "skill":
         _copy(a, A.TOOL_NAME, A.GEN_AI_TOOL_NAME)
         _copy(a, A.TOOL_ID, A.GEN_AI_TOOL_CALL_ID)
         if A.GEN_AI_TOOL_CALL_ARGUMENTS not in a and A.GEN_AI_TOOL_CALL_RESULT not in a:  # gen_ai not written
             _copy(a, A.INPUT_VALUE, A.GEN_AI_TOOL_CALL_ARGUMENTS)  # the span layer writes the same arguments to both
+        elif A.OUTPUT_VALUE not in a and A.GEN_AI_TOOL_CALL_RESULT in a:  # gen_ai alone: the same result as text
+            a[A.OUTPUT_VALUE] = a[A.GEN_AI_TOOL_CALL_RESULT]
+            if a.get(A.OTEL_AGENTS_TOOL_RESULT_JSON) is True:  # the JSON of a structured value, not a string
+                a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
     elif kind == "retriever" and A.GEN_AI_RETRIEVAL_DOCUMENTS not in a:
         _copy(a, A.OUTPUT_VALUE, A.GEN_AI_RETRIEVAL_DOCUMENTS)
     elif kind == "agent" or (kind == "chain" and a.get(A.GEN_AI_OPERATION_NAME) == OP_INVOKE_WORKFLOW):
