@@ -38,8 +38,8 @@ class UserCallbackError(Exception):
 
 
 def call_user(setting: str, callback: Callable[..., Any], *args: Any) -> Any:
-    """``callback(*args)``, the user's (``setting``: what it is, as the log names it); an ``Exception`` it raises comes out as
-    :class:`UserCallbackError` (a ``BaseException`` as it is: the program is stopping)."""
+    """``callback(*args)``, the user's (``setting``: what it is, as the log names it); an ``Exception`` it raises
+    comes out as :class:`UserCallbackError` (a ``BaseException`` as it is: the program is stopping)."""
     try:
         return callback(*args)
     except Exception as exc:  # noqa: BLE001

@@ -128,8 +128,8 @@ class ModelSetters:
         ``presence_penalty``, ``seed``, ``stream`` (``gen_ai.request.stream`` only when true: OTel GenAI
         v1.41 sets it if and only if the request streams), each written when of its attribute's type
         (:func:`request_parameter`: ``max_tokens=inf`` is none); all of them also go, as JSON, to
-        ``llm.invocation_parameters``, but for one of these names whose value is not of that type. Ignored on other kinds (Langfuse would
-        turn any span with a model name into a generation).
+        ``llm.invocation_parameters``, but for one of these names whose value is not of that type. Ignored on
+        other kinds (Langfuse would turn any span with a model name into a generation).
         """
         if self.kind not in _MODEL_KINDS:
             return
