@@ -26,9 +26,10 @@ only when they hold the input, which they do not).
 
 A step still running after --step-timeout seconds is answered with an error and
 the server keeps serving; on an agent object the next step or reset waits (within
-its own timeout) for that step to return, and is refused, naming it, if it does not. HTTP binds loopback only unless --allow-remote is given,
-checks Host and Origin, and with --auth-token (or OTEL_AGENTS_ECP_TOKEN) requires
-a bearer token; see "Serving safely" in the README.
+its own timeout) for that step to return, and is refused, naming it, if it does
+not. HTTP binds loopback only unless --allow-remote is given, checks Host and
+Origin, and with --auth-token (or OTEL_AGENTS_ECP_TOKEN) requires a bearer token;
+see "Serving safely" in the README.
 """
 
 from __future__ import annotations
