@@ -98,6 +98,51 @@ def test_step_timeout_an_agent_object_never_runs_two_calls_at_once(tmp_path: Pat
         assert proc.wait(timeout=30) == 0
 
 
+def test_calls_of_several_sessions_waiting_on_one_abandoned_step_each_wait_from_their_own_arrival() -> None:
+    """Sessions sharing one agent object's runner (as ``ecp serve --http`` shares it: ``shares_one_runner``): after
+    a step timed out while still inside the object, three calls arriving together are each refused once their own
+    step timeout has passed since their arrival. They waited one after another before (the k-th refused after k
+    timeouts: each waited for the runner's lock, then its whole timeout), and said they had waited one timeout."""
+    import asyncio
+
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from otel_agents.serve.jsonrpc import RPCError
+    from otel_agents.serve.session import AgentRunner, ECPSession, Tracing, shares_one_runner
+    from otel_agents.serve.target import Target
+
+    release = threading.Event()
+
+    class Hanging:
+        def step(self, user_input: str) -> str:
+            release.wait(60)
+            return user_input
+
+    agent = Hanging()
+    target = Target("hanging", agent.step, None, True)
+    assert shares_one_runner(target)
+    runner, tracing, timeout = AgentRunner(target), Tracing(TracerProvider()), 2.0
+    sessions = [ECPSession(target, step_timeout=timeout, tracing=tracing, runner=runner) for _ in range(4)]
+
+    async def refusal(session: ECPSession) -> dict:
+        with pytest.raises(RPCError) as refused:
+            await session.astep({"input": "x"})
+        return refused.value.data
+
+    async def calls() -> list[dict]:
+        hung = await refusal(sessions[0])
+        assert hung["type"] == "TimeoutError"
+        return list(await asyncio.gather(*(refusal(s) for s in sessions[1:])))
+
+    try:
+        busy = asyncio.run(calls())
+    finally:
+        release.set()
+    assert [b["type"] for b in busy] == ["AgentBusy"] * 3, busy
+    # each its own timeout (one after another: about 2, 4 and 6 s)
+    assert all(timeout <= b["waited_s"] < 2 * timeout for b in busy), busy
+
+
 # -- signals and BaseExceptions ----------------------------------------------------------------------
 
 def test_sigterm_mid_step_ends_the_stdio_server(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ loop. A step that does not answer within ``step_timeout`` seconds is answered wi
 a ``-32001`` error naming the timeout; its root span ends as an error
 (``error.type`` ``TimeoutError``) and every span of the step still open ends
 marked abandoned (``otel_agents.stream.abandoned``), so nothing stays open. The agent's
-thread goes on: on an agent object the next call waits for it (within its own timeout) or
-is refused, never run beside it (:meth:`AgentRunner.wait_abandoned`).
+thread goes on: on an agent object the next call waits for it (at most its own timeout from
+its arrival, then runs with its whole timeout) or is refused, never run beside it
+(:meth:`AgentRunner.wait_abandoned`).
 """
 
 from __future__ import annotations
@@ -242,31 +243,33 @@ class AgentRunner:
         self._running = self._worker.submit(self._invoke, what, *args, context=context)
         return self._running
 
-    async def wait_abandoned(self, timeout: float | None) -> float | None:
-        """Before a call on the agent object: wait for the call given up on it (:meth:`abandon`) to return, at most
-        ``timeout`` seconds (``None``: no limit). Returns what is left of ``timeout`` (the call's own limit
-        counts the wait).
+    async def wait_abandoned(self, timeout: float | None, arrived: float) -> None:
+        """Before a call on the agent object: wait for the call given up on it (:meth:`abandon`) to return, until
+        ``timeout`` seconds (``None``: no limit) after ``arrived`` (the event loop's time when the call came in:
+        calls waiting together, for the lock too, are each refused within their own timeout, not one after the
+        other). The call then runs with its whole timeout.
 
         Raises:
-            RPCError: ``-32001`` when that call still runs after ``timeout``, naming it and how long ago it was
-                given up (``data``: ``type`` ``AgentBusy``, ``running``, ``timed_out_s_ago``, ``timeout_s``).
+            RPCError: ``-32001`` when that call still runs then, naming it and how long ago it was given up
+                (``data``: ``type`` ``AgentBusy``, ``running``, ``timed_out_s_ago``, ``waited_s``, ``timeout_s``).
         """
-        if self._abandoned is None:
-            return timeout
-        future, what, since = self._abandoned
+        abandoned = self._abandoned
+        if abandoned is None:
+            return
+        future, what, since = abandoned
         loop = asyncio.get_running_loop()
-        started = loop.time()
+        left = None if timeout is None else max(timeout - (loop.time() - arrived), 0.0)
         try:
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), left)
         except asyncio.TimeoutError:
-            ago = time.monotonic() - since
+            ago, waited = time.monotonic() - since, loop.time() - arrived
             raise RPCError(STEP_TIMEOUT, f"agent busy: its {what}, given up {ago:.1f} s ago (--step-timeout), is "
-                           f"still running in it; this call waited {timeout:g} s for it and did not run (an agent "
+                           f"still running in it; this call waited {waited:.1f} s for it and did not run (an agent "
                            "object runs one call at a time)",
                            {"type": "AgentBusy", "running": what, "timed_out_s_ago": round(ago, 3),
-                            "timeout_s": timeout}) from None
-        self._abandoned = None
-        return None if timeout is None else max(timeout - (loop.time() - started), 0.0)
+                            "waited_s": round(waited, 3), "timeout_s": timeout}) from None
+        if self._abandoned is abandoned:
+            self._abandoned = None
 
     def _invoke(self, what: str, *args: Any) -> Any:
         if self._agent is None:  # here, so a slow or failing constructor is a step's timeout or error
@@ -361,11 +364,13 @@ class ECPSession:
         """
         if self.target.reset is None and self.target.factory is None:
             return True
+        arrived = asyncio.get_running_loop().time()
+        await self.runner.wait_abandoned(self.step_timeout, arrived)  # with every call waiting, not after them
         async with self.runner.lock:
-            left = await self.runner.wait_abandoned(self.step_timeout)
+            await self.runner.wait_abandoned(self.step_timeout, arrived)  # one given up while this call queued
             future = self.runner.submit("reset")
             try:
-                outcome = await asyncio.wait_for(asyncio.wrap_future(future), left)
+                outcome = await asyncio.wait_for(asyncio.wrap_future(future), self.step_timeout)
             except asyncio.TimeoutError:
                 self.runner.abandon("reset")
                 raise RPCError(STEP_TIMEOUT, f"agent reset timed out after {self.step_timeout:g} s "
@@ -395,8 +400,11 @@ class ECPSession:
         user_input = params.get("input")
         if not isinstance(user_input, str):
             raise RPCError(INVALID_PARAMS, 'invalid params: "input" must be a string')
+        arrived = asyncio.get_running_loop().time()
+        await self.runner.wait_abandoned(self.step_timeout, arrived)  # with every call waiting, not after them
         async with self.runner.lock:
-            left = await self.runner.wait_abandoned(self.step_timeout)  # before the root: a step refused runs nothing
+            # one given up while this call queued; before the root: a step refused runs nothing
+            await self.runner.wait_abandoned(self.step_timeout, arrived)
             # The served agent's name (--name, else the target's; what agent/initialize reports) on the root,
             # so the runs of an agent and of its twins are told apart in a backend by their spans alone.
             root = self.telemetry.start_span(Kind.CHAIN, "agent/step", parent=otel_context.Context(),
@@ -411,7 +419,7 @@ class ECPSession:
                 root.set_attribute(A.OTEL_AGENTS_ECP_STEP_INPUT_SHA256, input_key(user_input))
             future = self.runner.submit("step", user_input, context=_context_with(root))
             try:
-                outcome = await asyncio.wait_for(asyncio.wrap_future(future), left)
+                outcome = await asyncio.wait_for(asyncio.wrap_future(future), self.step_timeout)
             except asyncio.TimeoutError:
                 logger.warning("step (trace %s) timed out after %g s; its thread is abandoned", trace_hex,
                                self.step_timeout)
