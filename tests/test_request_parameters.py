@@ -1,5 +1,5 @@
 """Request parameters (``gen_ai.request.*``) are written by one rule of the span layer, whichever instrumentor
-passes them: an int attribute (``max_tokens``, ``seed``; OTel GenAI v1.41) gets an int or nothing (``inf``,
+passes them: an int attribute (``max_tokens``, ``seed``; OTel GenAI v1.41) gets an integral number or nothing (``inf``,
 ``100.5`` and ``True`` are none), a double keeps a NaN or an infinity the caller passed (an OTel double may be
 one; every writer serialises it strictly) but never a bool; ``llm.invocation_parameters`` leaves out what its
 attribute refused and keeps the rest."""
@@ -64,3 +64,30 @@ def test_langchain_non_finite_parameters(memory) -> None:
     assert math.isnan(attrs.pop("gen_ai.request.temperature")) and attrs == {"gen_ai.request.top_p": -math.inf}
     assert params == {"temperature": "nan", "top_p": "-inf"}  # the span layer's text of a non-finite number
     assert second == ({"gen_ai.request.seed": 3}, {"seed": 3})
+
+
+def test_numbers_of_other_types_are_written_as_python_numbers_and_the_rest_refused(memory) -> None:
+    """Through LangChain's model call (what a framework passes on): numpy's numbers and an ``IntEnum`` are numbers
+    (written as ``int``/``float``, in ``llm.invocation_parameters`` too, where they were their repr); an int past
+    ``int64`` on a double is its float (it was written as text); stop sequences that are not strings are none, nor
+    is a ``Decimal`` (found by h-breaker2)."""
+    import enum
+    from decimal import Decimal
+
+    import numpy as np
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    model = GenericFakeChatModel(messages=iter(["a", "b", "c"]))
+    model.invoke("x", max_tokens=np.int64(5), seed=Level.HIGH, temperature=np.float32(0.5), top_k=np.int32(40))
+    model.invoke("x", temperature=10**30, top_p=Decimal("0.5"), stop=5, seed=2**70)
+    model.invoke("x", stop=("END", "STOP"), frequency_penalty=[1], max_tokens=np.float64(7.0))
+    first, second, third = (_request(s) for s in memory.get_finished_spans())
+    assert first == ({"gen_ai.request.max_tokens": 5, "gen_ai.request.seed": 2, "gen_ai.request.temperature": 0.5,
+                      "gen_ai.request.top_k": 40},
+                     {"max_tokens": 5, "seed": 2, "temperature": 0.5, "top_k": 40})
+    assert all(type(v) in (int, float) for v in first[0].values()), first
+    assert second == ({"gen_ai.request.temperature": 1e30}, {"temperature": 1e30})
+    assert third == ({"gen_ai.request.stop_sequences": ("END", "STOP")}, {"stop": ["END", "STOP"]})

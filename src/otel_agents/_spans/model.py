@@ -4,6 +4,7 @@ token usage (model and embedding spans only). A mixin of :class:`~.span.Semantic
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -54,20 +55,35 @@ _INT_PARAMETERS = frozenset({A.GEN_AI_REQUEST_MAX_TOKENS, A.GEN_AI_REQUEST_SEED}
 def request_parameter(key: str, value: Any) -> Any:
     """The value request attribute ``key`` (a ``gen_ai.request.*`` name of :data:`_PARAMETER_KEYS`) gets for the
     ``value`` a caller passed, of the attribute's type in OTel GenAI v1.41, or ``None`` (not one: nothing is
-    written). An int attribute (``max_tokens``, ``seed``) gets an int (an ``int64`` up to :data:`INT64_MAX`; a
-    bool is not an int, nor is ``100.0`` or ``inf``); a double (``temperature``, ``top_p``, ``top_k``, the
-    penalties) an int or a float, NaN and the infinities included (an OTel double may be one: every JSON
-    writer of ours serialises it strictly), never a bool; the stop sequences a list of strings (one string is
-    a list of one); ``stream`` a bool."""
+    written). A number is any ``numbers.Integral`` or ``numbers.Real`` (numpy's and an ``IntEnum`` too, written
+    as Python's ``int``/``float``; a bool is none, nor is a ``Decimal``). An int attribute (``max_tokens``,
+    ``seed``) gets an integral number within ``int64`` (``100.0`` and ``inf`` are none); a double
+    (``temperature``, ``top_p``, ``top_k``, the penalties) any number: an int within ``int64`` as it is, else a
+    float (NaN and the infinities included: an OTel double may be one, and every JSON writer of ours serialises it
+    strictly; an int too large for a float is none); the stop sequences a string (a list of one) or a list or
+    tuple of strings; ``stream`` a bool."""
     if isinstance(value, bool):
         return value if key == A.GEN_AI_REQUEST_STREAM else None
-    if key in _INT_PARAMETERS:
-        return int(value) if isinstance(value, int) and -INT64_MAX - 1 <= value <= INT64_MAX else None
     if key == A.GEN_AI_REQUEST_STOP_SEQUENCES:
-        return [value] if isinstance(value, str) else value
+        if isinstance(value, str):
+            return [value]
+        return list(value) if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value) else None
     if key == A.GEN_AI_REQUEST_STREAM:
         return None
-    return value if isinstance(value, (int, float)) else None
+    if isinstance(value, numbers.Integral):
+        number = int(value)
+        if -INT64_MAX - 1 <= number <= INT64_MAX:
+            return number
+        if key in _INT_PARAMETERS:
+            return None
+        try:
+            return float(number)
+        except OverflowError:
+            return None
+    if isinstance(value, numbers.Real) and key not in _INT_PARAMETERS:
+        return float(value)
+    return None
+
 
 # A streamed response's chunk times held until the span ends (when the metric attributes are complete: the
 # response model comes with the last chunk); past this many, the gaps so far are recorded at once.
@@ -157,7 +173,10 @@ class ModelSetters:
                     value = request_parameter(dst, params[src])
                     if value is None:  # not of the attribute's type: in neither attribute
                         del params[src]
-                    elif dst != A.GEN_AI_REQUEST_STREAM or value is True:  # stream: set iff the request streams
+                        continue
+                    if not isinstance(params[src], str):  # a number as Python's (numpy's: no repr), a list as one
+                        params[src] = value
+                    if dst != A.GEN_AI_REQUEST_STREAM or value is True:  # stream: set iff the request streams
                         attrs[dst] = value
                 if self._writes(A.LLM_INVOCATION_PARAMETERS):
                     attrs[A.LLM_INVOCATION_PARAMETERS] = self._parameters_json(params)
