@@ -231,7 +231,6 @@ class AgentRunner:
         self.lock = asyncio.Lock()  # held by the caller while a call runs, released on timeout too
         self._agent: tuple[Callable[[str], Any], Callable[[], Any] | None] | None = None
         self._worker: Worker | None = None
-        self._running: concurrent.futures.Future[Outcome] | None = None
         # The call given up on the agent object while it still ran: (its future, what it was, when it was given up).
         self._abandoned: tuple[concurrent.futures.Future[Outcome], str, float] | None = None
 
@@ -240,12 +239,11 @@ class AgentRunner:
         """Run the agent's ``step`` or ``reset`` (``what``) in the worker."""
         if self._worker is None:
             self._worker = Worker()
-        self._running = self._worker.submit(self._invoke, what, *args, context=context)
-        return self._running
+        return self._worker.submit(self._invoke, what, *args, context=context)
 
     async def wait_abandoned(self, timeout: float | None, arrived: float) -> None:
         """Before a call on the agent object: wait for the call given up on it (:meth:`abandon`) to return, until
-        ``timeout`` seconds (``None``: no limit) after ``arrived`` (the event loop's time when the call came in:
+        ``timeout`` seconds (``None``: no limit) after ``arrived`` (``time.monotonic()`` when the call came in:
         calls waiting together, for the lock too, are each refused within their own timeout, not one after the
         other). The call then runs with its whole timeout.
 
@@ -257,12 +255,12 @@ class AgentRunner:
         if abandoned is None:
             return
         future, what, since = abandoned
-        loop = asyncio.get_running_loop()
-        left = None if timeout is None else max(timeout - (loop.time() - arrived), 0.0)
+        left = None if timeout is None else max(timeout - (time.monotonic() - arrived), 0.0)
         try:
             await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), left)
         except asyncio.TimeoutError:
-            ago, waited = time.monotonic() - since, loop.time() - arrived
+            now = time.monotonic()
+            ago, waited = now - since, now - arrived
             raise RPCError(STEP_TIMEOUT, f"agent busy: its {what}, given up {ago:.1f} s ago (--step-timeout), is "
                            f"still running in it; this call waited {waited:.1f} s for it and did not run (an agent "
                            "object runs one call at a time)",
@@ -278,11 +276,11 @@ class AgentRunner:
         fn = step if what == "step" else reset
         return None if fn is None else fn(*args)
 
-    def abandon(self, what: str) -> None:
-        """The running call (``what``: ``step (trace …)``, ``reset``) is given up: the next call gets a new worker
-        (the same agent), once that call returned when the agent is an object (:meth:`wait_abandoned`)."""
-        running = self._running
-        if self.target.stateful and running is not None and not running.done():
+    def abandon(self, what: str, running: concurrent.futures.Future[Outcome]) -> None:
+        """The running call (``what``: ``step (trace …)``, ``reset``; ``running``: its future, as :meth:`submit`
+        returned it) is given up: the next call gets a new worker (the same agent), once that call returned when
+        the agent is an object (:meth:`wait_abandoned`)."""
+        if self.target.stateful and not running.done():
             self._abandoned = (running, what, time.monotonic())
         if self._worker is not None:
             self._worker.abandon()
@@ -364,7 +362,7 @@ class ECPSession:
         """
         if self.target.reset is None and self.target.factory is None:
             return True
-        arrived = asyncio.get_running_loop().time()
+        arrived = time.monotonic()
         await self.runner.wait_abandoned(self.step_timeout, arrived)  # with every call waiting, not after them
         async with self.runner.lock:
             await self.runner.wait_abandoned(self.step_timeout, arrived)  # one given up while this call queued
@@ -372,11 +370,11 @@ class ECPSession:
             try:
                 outcome = await asyncio.wait_for(asyncio.wrap_future(future), self.step_timeout)
             except asyncio.TimeoutError:
-                self.runner.abandon("reset")
+                self.runner.abandon("reset", future)
                 raise RPCError(STEP_TIMEOUT, f"agent reset timed out after {self.step_timeout:g} s "
                                "(--step-timeout)", {"type": "TimeoutError", "timeout_s": self.step_timeout}) from None
             except asyncio.CancelledError:
-                self.runner.abandon("reset")
+                self.runner.abandon("reset", future)
                 raise
         if outcome.error is not None:
             self._log_failure("reset", outcome.error)
@@ -400,7 +398,7 @@ class ECPSession:
         user_input = params.get("input")
         if not isinstance(user_input, str):
             raise RPCError(INVALID_PARAMS, 'invalid params: "input" must be a string')
-        arrived = asyncio.get_running_loop().time()
+        arrived = time.monotonic()
         await self.runner.wait_abandoned(self.step_timeout, arrived)  # with every call waiting, not after them
         async with self.runner.lock:
             # one given up while this call queued; before the root: a step refused runs nothing
@@ -423,14 +421,14 @@ class ECPSession:
             except asyncio.TimeoutError:
                 logger.warning("step (trace %s) timed out after %g s; its thread is abandoned", trace_hex,
                                self.step_timeout)
-                self.runner.abandon(f"step (trace {trace_hex})")
+                self.runner.abandon(f"step (trace {trace_hex})", future)
                 self._abandon(root, trace_id, TimeoutError(f"step timed out after {self.step_timeout:g} s"))
                 raise RPCError(STEP_TIMEOUT, f"agent step timed out after {self.step_timeout:g} s (--step-timeout); "
                                "its spans were ended as abandoned",
                                {"type": "TimeoutError", "timeout_s": self.step_timeout, "trace_id": trace_hex}
                                ) from None
             except asyncio.CancelledError:  # the server is shutting down
-                self.runner.abandon(f"step (trace {trace_hex})")
+                self.runner.abandon(f"step (trace {trace_hex})", future)
                 self._abandon(root, trace_id, None)
                 raise
             if outcome.error is None:
