@@ -80,14 +80,13 @@ class Decoded:
         whose text was repaired, and those dropped from spans that were kept."""
         from .file import problems_message
 
-        text = problems_message(self.problems) if self.problems else ""
+        parts = [problems_message(self.problems) if self.problems else ""]
         if self.repaired:
-            note = (f"{len(self.repaired)} string field(s) not UTF-8, kept with U+FFFD for the bad bytes: "
-                    + problems_message(self.repaired))
-            text = f"{text}; {note}" if text else note
+            parts.append(f"{len(self.repaired)} string field(s) not UTF-8, kept with U+FFFD for the bad bytes: "
+                         + problems_message(self.repaired))
         if self.dropped:
-            text = "; ".join(filter(None, (text, problems_message(self.dropped))))
-        return text
+            parts.append(problems_message(self.dropped))
+        return "; ".join(filter(None, parts))
 
 
 def media_type(content_type: str | None) -> str:
