@@ -51,13 +51,8 @@ def report_user_error(setting: str, callback: Any, exc: BaseException) -> None:
     (configure(ecp=), on_envelope=)"``) as that callback's failure, naming it (its module and qualified name):
     WARNING with the traceback once per callback, then DEBUG."""
     name = _callback_name(callback)
-    key = f"user:{setting}:{name}"
-    with _seen_lock:
-        first = key not in _seen
-        if first and len(_seen) < _MAX_SITES:
-            _seen.add(key)
     what = _describe(exc)
-    if first:
+    if _first_time(f"user:{setting}:{name}"):
         logger.warning("otel_agents: your %s %s raised %s (a failure of that callback, not of otel_agents; "
                        "instrumentation continues)", setting, name, what, exc_info=exc)
     else:
@@ -79,16 +74,21 @@ def report_internal_error(site: str, exc: BaseException) -> None:
     if isinstance(exc, UserCallbackError):
         report_user_error(exc.setting, exc.callback, exc.error)
         return
-    with _seen_lock:
-        first = site not in _seen
-        if first and len(_seen) < _MAX_SITES:
-            _seen.add(site)
     what = _describe(exc)  # not %r: the exception may be the user's, and its repr may raise
-    if first:
+    if _first_time(site):
         logger.warning("otel_agents: internal error in %s (instrumentation continues): %s",
                        site, what, exc_info=exc)
     else:
         logger.debug("otel_agents: internal error in %s: %s", site, what)
+
+
+def _first_time(key: str) -> bool:
+    """Whether ``key`` (a site, a user's callback) is logged for the first time: noted, up to ``_MAX_SITES`` keys."""
+    with _seen_lock:
+        first = key not in _seen
+        if first and len(_seen) < _MAX_SITES:
+            _seen.add(key)
+    return first
 
 
 def _after_fork() -> None:
