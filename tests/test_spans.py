@@ -299,6 +299,38 @@ def test_a_failing_redaction_hook_is_logged_as_the_users_and_loses_only_its_attr
                                           ".hook raised ValueError('hook broke')"), record.getMessage()
 
 
+class _Hook:
+    """A callable object as a redaction hook, failing."""
+
+    def __call__(self, key: str, text: str) -> str:
+        raise LookupError("object hook broke")
+
+
+def test_each_failing_callback_is_warned_about_once_though_they_share_a_name(provider, caplog) -> None:
+    """Two lambdas (on one line: one qualified name, ``<lambda>``, one module), two closures of one ``def``
+    and two instances of one class: a WARNING for each callback the first time it fails, none the next;
+    the closures share their code and the instances their ``__call__``, so each pair is warned about once."""
+    def make():
+        def hook(key: str, text: str) -> str:
+            raise KeyError("closure hook broke")
+        return hook
+
+    hooks = [lambda k, t: 1 / 0, lambda k, t: [][0], make(), make(), _Hook(), _Hook()]
+    reset_reported_sites()
+    with caplog.at_level(logging.DEBUG, logger="otel_agents"):
+        for hook in hooks:
+            t = Telemetry(provider, settings=Settings(redact_hook=hook))
+            for _ in range(2):
+                s = t.start_span("tool", "lookup")
+                s.set_tool_result("ann's order")
+                s.end()
+    warned = [r.getMessage().split(" raised ")[1].split(" (")[0] for r in caplog.records
+              if r.levelno == logging.WARNING]
+    assert warned == ["ZeroDivisionError('division by zero')", "IndexError('list index out of range')",
+                      "KeyError('closure hook broke')", "LookupError('object hook broke')"]
+    assert all(r.levelno == logging.DEBUG for r in caplog.records if r.levelno != logging.WARNING)
+
+
 def test_truncation_marks_and_keeps_json_valid(provider, exporter) -> None:
     t = Telemetry(provider, settings=Settings(max_content_length=200))
     s = t.start_span("tool", "big")

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_agents import configure, uninstrument
@@ -222,3 +223,40 @@ def test_a_model_request_that_only_called_tools_folds_alike_in_every_selection()
         "parts": [{"type": "tool_call", "id": "t1", "name": "lookup", "arguments": {"order_id": "A1"}}]}]
     for vocabularies, envelopes in folded.items():
         assert envelopes == everything, vocabularies
+
+
+@pytest.mark.parametrize("flushed", [False, True], ids=["pending", "handed_to_the_sdk"])
+@pytest.mark.parametrize("first, last", [({"a": 1}, "[1, 2]"), ({"a": 1}, "hello"), ("hello", [1, 2])],
+                         ids=["dict_then_json_text", "dict_then_text", "text_then_list"])
+def test_a_tool_result_written_twice_is_the_last_in_every_selection(first: Any, last: Any, flushed: bool) -> None:
+    """A tool span's result written twice (the tool's value, then the framework's text of it): its
+    ``output.mime_type`` and, with OTel GenAI alone, its ``otel_agents.tool.result.json`` describe the last, and
+    the envelope's result is the last as written, in every selection. ``handed_to_the_sdk``: more attributes than
+    the span layer holds pending were written between, so the first marker had reached the SDK (which removes no
+    attribute: the marker is then ``false``)."""
+    from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+
+    from otel_agents._spans import Settings, Telemetry
+
+    structured = not isinstance(last, str)
+    for vocabularies in SELECTIONS:
+        memory = InMemorySpanExporter()
+        provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1000))
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+        telemetry = Telemetry(provider, settings=Settings(vocabularies=vocabularies, capture_content=True))
+        with telemetry.span("agent", "support") as agent:
+            with telemetry.span("tool", "lookup") as tool:
+                tool.set_tool_result(first)
+                if flushed:
+                    tool.set_attributes({f"otel_agents.test.n{i}": i for i in range(200)})
+                tool.set_tool_result(last)
+            agent.set_output("done")
+        spans = memory.get_finished_spans()
+        attributes = next(s for s in spans if s.name.endswith("lookup")).attributes
+        if vocabularies != V.GEN_AI:
+            assert attributes["output.mime_type"] == ("application/json" if structured else "text/plain")
+        else:
+            assert attributes.get("otel_agents.tool.result.json") == (
+                True if structured else False if flushed and not isinstance(first, str) else None)
+        [envelope] = fold(list(spans))
+        assert envelope["tool_calls"][0]["result"] == last, vocabularies

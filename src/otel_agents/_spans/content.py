@@ -205,6 +205,7 @@ class ContentSetters:
         _flat_input: bool | None
         _error_type: str | None
         _flat_output: bool | None
+        _pending: dict[str, Any]
         kind: Kind
         _kind_attrs: Mapping[str, str]
 
@@ -613,9 +614,11 @@ class ContentSetters:
                       redact_once: bool, json_flag: str | None = None) -> None:
         """Write content ``value`` to each key (``{key: as_json}``) in one SDK call; the MIME type of
         the last one written goes to ``mime_key`` when that is written, else, when it is JSON, ``true`` goes to
-        ``json_flag`` (if given: the one carrier of "this text is JSON" left). ``redact_once``: redact ``value``
-        once for all the keys (else each rendering redacts it). Nothing when content is off, the span ended or
-        no value."""
+        ``json_flag`` (if given: the one carrier of "this text is JSON" left). Both describe the value written
+        last: a text written over a JSON value takes ``json_flag`` away as it makes ``mime_key`` ``text/plain``
+        (``false`` if the flag was handed to the SDK already: a span attribute is never removed).
+        ``redact_once``: redact ``value`` once for all the keys (else each rendering redacts it). Nothing when
+        content is off, the span ended or no value."""
         if value is None or not self._content or self._ended or \
                 (self._keep is not None and not any(map(self._keep.__getitem__, keys))):
             return
@@ -633,8 +636,13 @@ class ContentSetters:
             if mime:
                 if self._keep is None or self._keep[mime_key]:
                     attrs[mime_key] = mime
-                elif json_flag is not None and mime == A.MIME_JSON:
-                    attrs[json_flag] = True
+                elif json_flag is not None:
+                    if mime == A.MIME_JSON:
+                        attrs[json_flag] = True
+                    else:  # text: a flag written for a JSON value before is not this value's
+                        self._pending.pop(json_flag, None)
+                        if json_flag in (getattr(self.span, "attributes", None) or ()):  # handed to the SDK
+                            attrs[json_flag] = False
             self._emit(attrs)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_content", exc)

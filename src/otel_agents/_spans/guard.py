@@ -11,6 +11,7 @@ import functools
 import logging
 import os
 import threading
+from types import CodeType
 from typing import Any, Callable, TypeVar
 
 logger = logging.getLogger("otel_agents")
@@ -49,14 +50,31 @@ def call_user(setting: str, callback: Callable[..., Any], *args: Any) -> Any:
 def report_user_error(setting: str, callback: Any, exc: BaseException) -> None:
     """Log ``exc`` raised by the user's ``callback`` (``setting``: what it is, ``"ECP envelope callback
     (configure(ecp=), on_envelope=)"``) as that callback's failure, naming it (its module and qualified name):
-    WARNING with the traceback once per callback, then DEBUG."""
+    WARNING with the traceback once per callback (:func:`_callback_key`: two lambdas of one module are two
+    callbacks), then DEBUG."""
     name = _callback_name(callback)
     what = _describe(exc)
-    if _first_time(f"user:{setting}:{name}"):
+    if _first_time(f"user:{setting}:{_callback_key(callback)}"):
         logger.warning("otel_agents: your %s %s raised %s (a failure of that callback, not of otel_agents; "
                        "instrumentation continues)", setting, name, what, exc_info=exc)
     else:
         logger.debug("otel_agents: your %s %s raised %s", setting, name, what)
+
+
+def _callback_key(callback: Any) -> str:
+    """What tells one callback from another: its code object (a function's or a bound method's, else its class's
+    ``__call__``'s), by file, first line and identity (two lambdas on one line are two; the closures one ``def``
+    makes share it), else the object's ``id``. Not its qualified name, which every ``<lambda>`` of a module
+    shares. Kept among the bounded keys of :func:`_first_time`."""
+    try:
+        code = getattr(callback, "__code__", None)
+        if type(code) is not CodeType:
+            code = getattr(getattr(type(callback), "__call__", None), "__code__", None)
+        if type(code) is CodeType:
+            return f"{code.co_filename}:{code.co_firstlineno}:{id(code):x}"
+    except Exception:  # noqa: BLE001 - the user's object: even its attributes may raise
+        pass
+    return f"id:{id(callback):x}"
 
 
 def _callback_name(callback: Any) -> str:

@@ -33,6 +33,9 @@ _USAGE_DETAILS = (  # the counts only some models report, each in both vocabular
     (A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_WRITE, "cache_creation_tokens"),
     (A.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, A.LLM_TOKEN_COUNT_COMPLETION_DETAILS_REASONING, "reasoning_tokens"),
 )
+# Every attribute set_usage writes (what record_failed_attempt withdraws).
+_USAGE_KEYS = (A.GEN_AI_USAGE_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT, A.GEN_AI_USAGE_OUTPUT_TOKENS,
+               A.LLM_TOKEN_COUNT_COMPLETION, A.LLM_TOKEN_COUNT_TOTAL) + tuple(k for d in _USAGE_DETAILS for k in d[:2])
 
 _PARAMETER_KEYS = {
     "temperature": A.GEN_AI_REQUEST_TEMPERATURE,
@@ -233,12 +236,15 @@ class ModelSetters:
         ``unless_set``, nothing when reasons were written already (a provider client enriching a framework's span
         leaves the framework's own). Output messages written later without their reasons get these
         (:meth:`~.content.ContentSetters.set_messages`). A reason settles a failed attempt pending on the span
-        (:meth:`~.outcome.OutcomeSetters.record_failed_attempt`): a response ended, so the call was answered."""
+        (:meth:`~.outcome.OutcomeSetters.record_failed_attempt`): a response ended, so the call was answered, and
+        the token counts held for the answer are written now."""
         if self._ended:
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             if self._unanswered is not None and any(reasons):
                 self._unanswered = None
+                if self._usage is not None and not self._mute:
+                    self._write_usage(self._usage)
             if self._mute or self._error_type == _INCOMPLETE or (unless_set and self._reasons):
                 return
             # Each a label (what set_attributes makes of a list of strings), written without its checks.
@@ -256,41 +262,54 @@ class ModelSetters:
         With ``prefer_complete`` a later call only replaces an earlier one that
         had fewer of the input/output/total counts (LangChain's ``llm_output``
         may report only completion tokens while ``usage_metadata`` has all). Nothing once the counts were
-        refused (:meth:`refuse_usage`), nor while a failed attempt is unanswered
-        (:meth:`~.outcome.OutcomeSetters.record_failed_attempt`).
+        refused (:meth:`refuse_usage`). While a failed attempt is pending
+        (:meth:`~.outcome.OutcomeSetters.record_failed_attempt`) the counts are held: written when a finish reason
+        settles it, dropped when the span fails with it.
         """
-        if self._ended or usage is None or self._no_usage or self._unanswered is not None or \
-                self.kind not in _MODEL_KINDS:
+        if self._ended or usage is None or self._no_usage or self.kind not in _MODEL_KINDS:
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             if prefer_complete and self._usage is not None and usage.completeness() < self._usage.completeness():
                 return
             self._usage = usage  # kept for the token metric even when the span is sampled out
-            if self._mute:
-                return
-            # Each count checked again (a field may have been reassigned since the Usage was made), written out
-            # for the ints Usage made (one type and range check each; token_count for anything else).
-            attrs: dict[str, int] = {}
-            value = usage.input_tokens
-            if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
-                                      (value := token_count(value)) is not None):
-                attrs[A.GEN_AI_USAGE_INPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_PROMPT] = value
-            value = usage.output_tokens
-            if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
-                                      (value := token_count(value)) is not None):
-                attrs[A.GEN_AI_USAGE_OUTPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_COMPLETION] = value
-            value = usage.total_tokens
-            if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
-                                      (value := token_count(value)) is not None):
-                attrs[A.LLM_TOKEN_COUNT_TOTAL] = value
-            for genai_key, oi_key, field in _USAGE_DETAILS:
-                value = getattr(usage, field)
-                if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
-                                          (value := token_count(value)) is not None):
-                    attrs[genai_key] = attrs[oi_key] = value
-            self._write(attrs)
+            if not self._mute and self._unanswered is None:
+                self._write_usage(usage)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_usage", exc)
+
+    def _write_usage(self, usage: Usage) -> None:
+        """Write ``usage``'s counts, GenAI and OpenInference (see :meth:`set_usage`); its callers catch what it
+        raises."""
+        # Each count checked again (a field may have been reassigned since the Usage was made), written out
+        # for the ints Usage made (one type and range check each; token_count for anything else).
+        attrs: dict[str, int] = {}
+        value = usage.input_tokens
+        if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
+                                  (value := token_count(value)) is not None):
+            attrs[A.GEN_AI_USAGE_INPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_PROMPT] = value
+        value = usage.output_tokens
+        if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
+                                  (value := token_count(value)) is not None):
+            attrs[A.GEN_AI_USAGE_OUTPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_COMPLETION] = value
+        value = usage.total_tokens
+        if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
+                                  (value := token_count(value)) is not None):
+            attrs[A.LLM_TOKEN_COUNT_TOTAL] = value
+        for genai_key, oi_key, field in _USAGE_DETAILS:
+            value = getattr(usage, field)
+            if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
+                                      (value := token_count(value)) is not None):
+                attrs[genai_key] = attrs[oi_key] = value
+        self._write(attrs)
+
+    def _withdraw_usage(self) -> None:
+        """Forget the token counts given so far (a failed attempt's: see
+        :meth:`~.outcome.OutcomeSetters.record_failed_attempt`): no token metric from them, their attributes not
+        written (those already handed to the SDK, past the span's pending attributes, stay: OTel removes none)."""
+        self._usage = None
+        pending = self._pending
+        for key in _USAGE_KEYS:
+            pending.pop(key, None)
 
     def refuse_usage(self) -> None:
         """No token counts from now on: what a caller would write is not the provider's (LiteLLM counts a streamed

@@ -41,9 +41,12 @@ class OutcomeSetters:
         _stored: bool
         _recorded: BaseException | None  # the last exception recorded; None once ended (SemanticSpan.end)
         _unanswered: BaseException | None  # a failed attempt pending (record_failed_attempt)
+        _attempt: BaseException | None  # the last failed attempt, pending or answered; unset until one, None once ended
+        _usage: Any
         kind: Kind
 
         def set_attribute(self, key: str, value: Any) -> None: ...
+        def _withdraw_usage(self) -> None: ...
         def _emit(self, attrs: Mapping[str, Any]) -> None: ...
 
     def record_error(self, exc: BaseException, *, control_flow: bool = False) -> None:
@@ -59,14 +62,14 @@ class OutcomeSetters:
         framework made of that failure adds its event only: the in-band ``error.type``
         and status stand (they are the protocol's own, more precise, verdict). An exception already recorded on
         the span adds nothing (a library's failure noted where it happened, then re-raised through the framework's
-        call, is one failure), except that a failed attempt still unanswered (:meth:`record_failed_attempt`)
+        call, is one failure), except that a failed attempt (:meth:`record_failed_attempt`), pending or answered,
         recorded again fails the span now: it reached the caller.
         """
         if self._ended:
             return
         if getattr(self, "_recorded", None) is exc:  # unset until the first error (no cost per span)
-            if self._unanswered is exc:
-                self._fail_unanswered()
+            if getattr(self, "_attempt", None) is exc:
+                self._fail_attempt(exc)
             return
         with guard("span.record_error"):
             etype = type(exc)
@@ -97,25 +100,34 @@ class OutcomeSetters:
         layer's ``exception`` span event (that document's own choice for one is a log record below ERROR severity).
 
         A finish reason written after it (:meth:`~.model.ModelSetters.set_finish_reasons`: a response ended, so
-        the call was answered) settles it: status and ``error.type`` are what the answer makes them. Until then
-        the span takes no token counts (what a caller counts for a failed attempt is not the provider's usage).
-        A span that ends with it pending, or that records ``exc`` again (raised on to the caller), fails with it
-        as :meth:`record_error` would have: status ERROR, ``error.type`` its qualified class name, no second
-        event. An error recorded meanwhile (another exception, :meth:`set_error`, :meth:`mark_incomplete`) is
-        the span's: the attempt stays an event."""
+        the call was answered) settles it: status and ``error.type`` are what the answer makes them. The span's
+        token counts (:meth:`~.model.ModelSetters.set_usage`, attributes and token metric) are the answer's:
+        those given before ``exc`` were the failed attempt's and are withdrawn; those given while it is pending
+        are held and written when a finish reason settles it, whichever a caller writes first (smolagents writes
+        a response's usage before its finish reason, LiteLLM's stream the reason first).
+
+        A span that ends with it pending fails with it as :meth:`record_error` would have: status ERROR,
+        ``error.type`` its qualified class name, no second event; the counts held are dropped (nothing they
+        answered). So does a span that records ``exc`` again, pending or answered: it was raised on to the
+        caller, so the call failed (the counts written for an answer stay: that response was generated). An
+        error recorded meanwhile (another exception, :meth:`set_error`, :meth:`mark_incomplete`) is the span's:
+        the attempt stays an event."""
         if self._ended or getattr(self, "_recorded", None) is exc:
             return
         with guard("span.record_failed_attempt"):
-            self._recorded = exc
-            self._unanswered = exc
+            self._recorded = self._attempt = self._unanswered = exc
+            self._withdraw_usage()
             if not self._mute:
                 self._exception_event(exc, _qualified(type(exc)), self._exception_message(exc))
 
-    def _fail_unanswered(self) -> None:
-        """The failed attempt pending (:meth:`record_failed_attempt`) was not answered: the span fails with it (its
-        event is written), unless it failed otherwise meanwhile."""
-        exc, self._unanswered = self._unanswered, None
-        if exc is None or self._error_type is not None:
+    def _fail_attempt(self, exc: BaseException) -> None:
+        """The failed attempt ``exc`` (:meth:`record_failed_attempt`) is the call's failure: nothing answered it
+        (pending when the span ends) or it was raised on to the caller (recorded again). The counts held for an
+        answer, if pending, are dropped; the span fails with it (its event is written), unless it failed otherwise
+        meanwhile."""
+        if self._unanswered is not None:
+            self._unanswered = self._usage = None
+        if self._error_type is not None:
             return
         with guard("span.record_failed_attempt"):
             etype = type(exc)

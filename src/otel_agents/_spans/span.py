@@ -98,7 +98,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_no_usage", "_metric_attrs", "_index_key", "_mute", "_chunks",
                  "_content", "_budget", "_status_ok", "_in_band", "_only", "_keep", "_media", "_pending", "_stored",
-                 "_flat_input", "_flat_output", "_reasons", "_recorded", "_unanswered", "__weakref__")
+                 "_flat_input", "_flat_output", "_reasons", "_recorded", "_unanswered", "_attempt",
+                 "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -347,11 +348,11 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         if error is not None:
             self.record_error(error, control_flow=not isinstance(error, Exception))
         if self._unanswered is not None:  # a failed attempt nothing answered: the call failed with it
-            self._fail_unanswered()
+            self._fail_attempt(self._unanswered)
         self._ended = True
-        # record_error's last exception (read only while open): not kept, with its traceback's frames, as long as
-        # whatever holds this span (a framework's run state, a stream wrapper) lives
-        self._recorded = None
+        # record_error's last exception and the last failed attempt (read only while open): not kept, with their
+        # tracebacks' frames, as long as whatever holds this span (a framework's run state, a stream wrapper) lives
+        self._recorded = self._attempt = None
         # Three guarded steps, each written out as try/except rather than `with guard(...)`: every span runs them.
         span = self.span
         try:

@@ -213,6 +213,8 @@ OTEL_AGENTS_TOOL_CACHED = "otel_agents.tool.cached"
 # ``gen_ai.tool.call.result`` is the JSON text of a structured value the tool returned (a dict, a list, a
 # number): OTel GenAI asks for the result "in structured form", which an OTel span attribute cannot hold, and
 # without this flag a tool that returned the string ``'{"a": 1}'`` and one that returned ``{"a": 1}`` look alike.
+# Like ``output.mime_type``, it describes the result written last: a text written over a structured value takes it
+# away (``false`` when it had reached the SDK already, past the span layer's pending attributes).
 OTEL_AGENTS_TOOL_RESULT_JSON = "otel_agents.tool.result.json"
 # A tool call that was refused and never ran (on its tool span, with status ERROR and an ``error.type`` saying
 # why): a permission denial (the Claude Agent SDK's ``can_use_tool``/hooks, ``permission_denied``) or the
