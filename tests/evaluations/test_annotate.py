@@ -475,6 +475,25 @@ def test_log_records_a_partial_success_rejected_or_a_redirect_are_not_counted_as
     assert delivery.sent == 0 and "2 of 2" in delivery.failed[0]
 
 
+def test_log_records_answered_by_a_page_are_not_counted_as_sent(caplog: pytest.LogCaptureFixture) -> None:
+    """``--to otlp`` against an endpoint that answers 200 with an HTML page (a proxy's or a login page): before, the
+    records counted sent. Now they are failures, the answer quoted (content type, start) as ``--to phoenix`` quotes
+    one that is not Phoenix's (one function); an empty answer (the empty message) counts them sent."""
+    from otel_agents.evaluations import emit_evaluations
+
+    results = [EvaluationResult(name="text_match:public_output", score=1.0, label="pass", explanation=None,
+                                trace_id="ab" * 16, span_id="cd" * 8, grader="text_match", scenario="s", step=1,
+                                check=check) for check in (1, 2)]
+    with caplog.at_level("WARNING", logger="otel_agents"), \
+            Receiver(answer=("text/html", b"<!doctype html><title>Sign in</title>")) as rx:
+        delivery = emit_evaluations(results, "otlp", rx.url + "/v1/logs")
+    assert delivery.sent == 0 and "2 of 2" in delivery.failed[0]
+    assert "HTTP 200 with 'text/html', not an OTLP ExportLogsServiceResponse (a proxy or a login page in the way?): " \
+           "'<!doctype html><title>Sign in</title>': none of 2 log record(s)" in caplog.text, caplog.text
+    with Receiver(answer=("application/x-protobuf", b"")) as rx:
+        assert emit_evaluations(results, "otlp", rx.url + "/v1/logs").sent == 2
+
+
 def test_failed_step_goes_on_the_trace_its_error_names(graded: dict[str, Path]) -> None:
     """A step the agent failed keeps no logs, only ecp serve's error (whose data names the trace): its
     execution check goes on that trace (its root span when the trace file is given)."""
