@@ -5,8 +5,8 @@ what it shows (a URL's user info, a key in a query) are redacted.
 
 Exit status: 0 when it found no problem; 1 when it reported one (each is listed under ``problems:`` at the end:
 a variable with a value we do not take, a framework installed at a version we do not support, an exporter
-``configure()`` would refuse or whose endpoint refuses a connection or does not answer, the endpoint tried whatever else is
-wrong; each problem once: a variable several settings read is one); 2 for bad arguments. Notes (a peer
+``configure()`` would refuse or whose endpoint refuses a connection or does not answer, the endpoint tried
+whatever else is wrong; each problem once: a variable several settings read is one); 2 for bad arguments. Notes (a peer
 instrumentation installed, tracing switched off on purpose) are not problems."""
 
 from __future__ import annotations
