@@ -525,6 +525,29 @@ def test_doctor_names_the_exporters_configure_would_use_and_their_problems(tmp_p
                                           for line in (lines[1], lines[2], lines[4], lines[5]))], lines
 
 
+def test_doctor_lists_each_problem_once_and_tries_the_endpoint_whatever_else_is_wrong() -> None:
+    """``OTEL_EXPORTER_OTLP_COMPRESSION=brotli`` (ignored with a WARNING) with an ``otlp`` endpoint that refuses:
+    before, ``problems: 2`` were the variable twice (as a variable, and again as the ``otlp`` preset's problem),
+    and the endpoint was not tried (its problem was the variable), so the refusal showed only once the variable was
+    fixed. Now each is listed once, the refusal whatever else is wrong with the preset; the preset's line still says
+    both."""
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    refused = closed.getsockname()[1]
+    closed.close()
+    out = _doctor(_clean_env(OTEL_AGENTS_EXPORTERS="otlp", OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{refused}",
+                             OTEL_EXPORTER_OTLP_COMPRESSION="brotli"), code=1)
+    brotli = ("OTEL_EXPORTER_OTLP_COMPRESSION='brotli' is not valid; allowed over http/protobuf: gzip, deflate, none; "
+              "ignored, as if unset")
+    refusal = f"127.0.0.1:{refused}: Connection refused (spans sent there are dropped at exit)"
+    line = next(line for line in out.splitlines() if line.startswith("  otlp("))
+    assert line.endswith(f"/v1/traces: problem: {brotli}; {refusal}"), line
+    assert out[out.index("problems:"):].splitlines() == [
+        "problems: 2", f"  {brotli}", f"  {line.strip().split(': problem: ')[0]}: {refusal}"], out
+
+
 def test_doctor_checks_the_files_of_the_zero_code_exporters(tmp_path: Path) -> None:
     """``OTEL_AGENTS_ECP_FILE`` naming a directory (or a path under a file) made ``opentelemetry-instrument
     --traces_exporter ecp`` write no envelope, with one logged error at start, and ``doctor`` said "no problems

@@ -50,12 +50,16 @@ class Receiver:
     ``partial``: ``(rejected, error_message)`` for the ``partial_success`` of the first 200 answers, in order (the
     trace and the logs responses have the same wire form: ``rejected`` is ``rejected_spans`` or
     ``rejected_log_records``).
+    ``answer``: ``(content_type, body)`` of every 200 answer instead of an ``ExportTraceServiceResponse`` in
+    protobuf (an HTML page; ``None`` as the type: no ``content-type`` header).
     """
 
-    def __init__(self, refuse: list[int] | None = None, partial: list[tuple[int, str]] | None = None) -> None:
+    def __init__(self, refuse: list[int] | None = None, partial: list[tuple[int, str]] | None = None,
+                 answer: tuple[str | None, bytes] | None = None) -> None:
         self.requests: list[Request] = []
         self._refuse = list(refuse or [])
         self._partial = list(partial or [])
+        reply_type, reply_body = answer or ("application/x-protobuf", None)
         self._lock = threading.Lock()
         receiver = self
 
@@ -70,11 +74,13 @@ class Receiver:
                 answer = ExportTraceServiceResponse()
                 if partial is not None:
                     answer.partial_success.rejected_spans, answer.partial_success.error_message = partial
-                reply = answer.SerializeToString() if status == 200 else b"refused"
+                reply = (answer.SerializeToString() if reply_body is None else reply_body) if status == 200 \
+                    else b"refused"
                 self.send_response(status)
                 if 300 <= status < 400:
                     self.send_header("location", "http://127.0.0.1:1/v1/traces")
-                self.send_header("content-type", "application/x-protobuf")
+                if reply_type is not None:
+                    self.send_header("content-type", reply_type)
                 self.send_header("content-length", str(len(reply)))
                 self.end_headers()
                 self.wfile.write(reply)

@@ -128,6 +128,28 @@ def test_spans_a_partial_success_rejected_are_counted_and_logged(kind: str, capl
                                    f"rejected by it (partial success)")
 
 
+def test_a_2xx_that_is_not_an_otlp_answer_counts_failed(caplog) -> None:
+    """A 200 with an HTML page (a proxy's or a login page in front of the backend): before, the request counted
+    sent and the page was read for a partial success (none found). Now it counts failed, logged quoting its content
+    type and start as ``otel-agents export`` and ``ecp annotate --to phoenix`` quote one (one function); an empty
+    protobuf answer (the empty message) is a success."""
+    page = b"<!doctype html><title>Sign in</title>"
+
+    def login(conn: socket.socket, stop: threading.Event) -> None:
+        conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len(page)}\r\n\r\n".encode()
+                     + page)
+
+    endpoint = Endpoint(login, ok)
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        forwarder = forwarding(endpoint, 2)
+        forwarder.close()
+    endpoint.close()
+    assert (forwarder.sent, forwarder.failed) == (1, 1)
+    assert f"otel-agents collect: forwarding to {endpoint.url} failed: HTTP 200 with 'text/html', not an OTLP " \
+           "ExportTraceServiceResponse (a proxy or a login page in the way?): '<!doctype html><title>Sign in</title>'" \
+           " (1 so far" in caplog.text, caplog.text
+
+
 @pytest.mark.parametrize("answer", [endless, too_large, trickle(chunked=False), trickle(chunked=True)],
                          ids=["endless", "too-large", "trickling", "trickling-chunk-size"])
 def test_an_answer_too_large_or_too_slow_is_left_unread_and_the_next_request_forwarded(answer, caplog) -> None:

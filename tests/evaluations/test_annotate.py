@@ -367,23 +367,80 @@ def test_log_records_whose_ids_are_not_ids_are_not_spans(tmp_path: Path, capsys:
                                                          bad: dict[str, Any]) -> None:
     """A step's logs (anything the agent wrote) holding a record whose trace or span id is not lowercase hex of
     its length: before, a traceback (``int()`` of an int), ``invalid literal for int() with base 16`` (exit 2) or
-    a record the log exporter refused (exit 1). Now that record is not a span: the check is written unplaced,
-    the step's real span record beside it still places it, and a tool call's evidence id is checked the same."""
+    a record the log exporter refused (exit 1). Now that record is not a span: it is skipped and named (its field,
+    the scenario and the step; exit 1, as for a skipped --traces line), the check is written unplaced, the step's
+    real span record beside it still places it, and a tool call's evidence id is checked the same."""
     call = {"name": "lookup", "arguments": {}, "span_id": bad.get("span_id", 5)}
     check = {"type": "tool_usage", "passed": True, "field": "tool_calls",
              "reasoning": "Found tool call 'lookup' with expected arguments"}
     report = tmp_path / "r.json"
+    (key, value), = bad.items()
+    named = f"skipped {report}: scenarios[0].steps[0].logs[0].{key}: {value!r} is not {16 if key == 'span_id' else 32} " \
+            "lowercase hex digits (scenario 's', step 1)"
     for records, placed in (([dict(_STEP_SPAN, **bad)], 0), ([dict(_STEP_SPAN, **bad, name="x"), _STEP_SPAN], 1)):
         report.write_text(json.dumps({"scenarios": [{"name": "s", "steps": [
             {"checks": [check], "tool_calls": [call], "logs": json.dumps(records)}]}]}), encoding="utf-8")
         out = tmp_path / f"out{placed}.jsonl"
-        assert annotate(str(report), "-o", str(out)) == 0
+        assert annotate(str(report), "-o", str(out)) == 1
         err = capsys.readouterr().err
         assert f"1 checks (1 pass, 0 fail), {placed} on their spans; 1 sent to" in err, err
+        root = "; the step's root record: its 1 checks are put on no span"
+        assert named + ("" if placed else root) + "\n" in err, err
         (record,) = [r for line in out.read_text(encoding="utf-8").splitlines()
                      for rl in json.loads(line)["resourceLogs"] for sl in rl["scopeLogs"] for r in sl["logRecords"]]
         assert record.get("spanId", "") == ("cd" * 8 if placed else ""), record
         assert "otel_agents.ecp.evidence_span_id" not in json.dumps(record)
+
+
+def test_a_damaged_root_record_leaves_its_checks_on_no_span_and_is_named(
+        graded: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The root record (``agent/step``) of a step's logs in a real ``ecp serve`` report with a malformed trace_id:
+    before, it was dropped without a word, its child (``invoke_agent``) taken for the root, and every check of the
+    step put on that span (exit 0). Now the record is named (field, scenario, step; exit 1) and the step's checks
+    are put on no span; a child whose ``parent_id`` is damaged is not taken for the root either, and the other
+    steps are placed as before."""
+    report = report_of(graded["agent"])
+    step = steps_of(report)[0]
+    records = json.loads(step["logs"])
+    (root_at, root), = [(i, r) for i, r in enumerate(records) if r["parent_id"] is None]
+    child_at = next(i for i, r in enumerate(records) if r["parent_id"] == root["span_id"])
+    path, out = tmp_path / "r.json", tmp_path / "e.jsonl"
+    baseline = tmp_path / "e0.jsonl"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert annotate(str(path), "-o", str(baseline)) == 0
+    capsys.readouterr()
+    records[root_at] = dict(root, trace_id="zz" * 16)
+    step["logs"] = json.dumps(records)
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert annotate(str(path), "-o", str(out)) == 1
+    err = capsys.readouterr().err
+    scenario = report["scenarios"][0]["name"]
+    assert (f"skipped {path}: scenarios[0].steps[0].logs[{root_at}].trace_id: '{'zz' * 16}' is not 32 lowercase hex "
+            f"digits (scenario {scenario!r}, step 1); the step's root record: its {len(step['checks'])} checks are "
+            "put on no span") in err, err
+
+    def placed(file: Path) -> dict[tuple[str, int], set]:
+        spans: dict[tuple[str, int], set] = {}
+        for line in file.read_text(encoding="utf-8").splitlines():
+            for rl in json.loads(line)["resourceLogs"]:
+                for record in rl["scopeLogs"][0]["logRecords"]:
+                    attrs = {a["key"]: a["value"] for a in record["attributes"]}
+                    key = (attrs["otel_agents.ecp.scenario"]["stringValue"], int(attrs["otel_agents.ecp.step"]["intValue"]))
+                    spans.setdefault(key, set()).add(record.get("spanId", ""))
+        return spans
+
+    before, after = placed(baseline), placed(out)
+    assert before[(scenario, 1)] == {root["span_id"]} and after[(scenario, 1)] == {""}, after
+    assert {k: v for k, v in after.items() if k != (scenario, 1)} == \
+        {k: v for k, v in before.items() if k != (scenario, 1)}
+    records[root_at] = root  # sound again; the child's parent_id damaged and the child put first
+    records[child_at] = dict(records[child_at], parent_id="not a span id")
+    records.insert(0, records.pop(child_at))
+    step["logs"] = json.dumps(records)
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert annotate(str(path), "-o", str(tmp_path / "e2.jsonl")) == 1
+    assert "logs[0].parent_id: 'not a span id' is not 16 lowercase hex digits" in capsys.readouterr().err
+    assert placed(tmp_path / "e2.jsonl")[(scenario, 1)] == {root["span_id"]}  # before: the child, first without a known parent
 
 
 @pytest.mark.parametrize("manifest", ["scenarios: 5", "scenarios: [{steps: 5}]", "scenarios: [{steps: [{graders: 5}]}]",
@@ -473,6 +530,25 @@ def test_log_records_a_partial_success_rejected_or_a_redirect_are_not_counted_as
     with Receiver(refuse=[307] * 8) as rx:  # every answer a redirect
         delivery = emit_evaluations(results, "otlp", rx.url + "/v1/logs")
     assert delivery.sent == 0 and "2 of 2" in delivery.failed[0]
+
+
+def test_log_records_answered_by_a_page_are_not_counted_as_sent(caplog: pytest.LogCaptureFixture) -> None:
+    """``--to otlp`` against an endpoint that answers 200 with an HTML page (a proxy's or a login page): before, the
+    records counted sent. Now they are failures, the answer quoted (content type, start) as ``--to phoenix`` quotes
+    one that is not Phoenix's (one function); an empty answer (the empty message) counts them sent."""
+    from otel_agents.evaluations import emit_evaluations
+
+    results = [EvaluationResult(name="text_match:public_output", score=1.0, label="pass", explanation=None,
+                                trace_id="ab" * 16, span_id="cd" * 8, grader="text_match", scenario="s", step=1,
+                                check=check) for check in (1, 2)]
+    with caplog.at_level("WARNING", logger="otel_agents"), \
+            Receiver(answer=("text/html", b"<!doctype html><title>Sign in</title>")) as rx:
+        delivery = emit_evaluations(results, "otlp", rx.url + "/v1/logs")
+    assert delivery.sent == 0 and "2 of 2" in delivery.failed[0]
+    assert "HTTP 200 with 'text/html', not an OTLP ExportLogsServiceResponse (a proxy or a login page in the way?): " \
+           "'<!doctype html><title>Sign in</title>': none of 2 log record(s)" in caplog.text, caplog.text
+    with Receiver(answer=("application/x-protobuf", b"")) as rx:
+        assert emit_evaluations(results, "otlp", rx.url + "/v1/logs").sent == 2
 
 
 def test_failed_step_goes_on_the_trace_its_error_names(graded: dict[str, Path]) -> None:

@@ -170,6 +170,35 @@ def test_a_redirect_is_not_counted_as_sent(rec, tmp_path: Path) -> None:
     assert "12 span(s) not sent" in proc.stderr and "0 span(s) of 2 trace(s) sent" in proc.stderr
 
 
+def test_a_2xx_that_is_not_an_otlp_answer_is_not_counted_as_sent(rec, tmp_path: Path) -> None:
+    """OTLP/HTTP: a success carries an ``ExportTraceServiceResponse`` in the request's content type. A 200 with an
+    HTML page (a proxy's or a login page, a web UI answering every path) or a protobuf body that is no such message
+    reached no receiver we know of: before, ``12 span(s) ... sent`` and exit 0. Now the export stops as for a
+    refusal, quoting the answer as ``ecp annotate --to phoenix`` does (one function). An empty body (the empty
+    message: the Collector's receiver, Phoenix) or a JSON response is a success."""
+    path = traces(rec, tmp_path)
+    page = b"<!doctype html><title>Sign in</title>"
+    for answer, quoted in (
+            (("text/html; charset=utf-8", page), "HTTP 200 with 'text/html; charset=utf-8', not an OTLP "
+                                                 "ExportTraceServiceResponse (a proxy or a login page in the way?): "
+                                                 "'<!doctype html><title>Sign in</title>'"),
+            (("application/x-protobuf", page), "HTTP 200 with 'application/x-protobuf', not an OTLP "
+                                               "ExportTraceServiceResponse")):
+        with Receiver(answer=answer) as rx:
+            proc = export(str(path), "--to", rx.url + "/v1/traces", "--batch-size", "6")
+            requests = len(rx.requests)
+        assert proc.returncode == 1, proc.stderr
+        assert requests == 1, "a login page in the way: the export stops at the first batch"
+        assert f"6 span(s) from {path}:1-2 not accepted by {rx.url}/v1/traces: {quoted}" in proc.stderr, proc.stderr
+        assert "12 span(s) not sent" in proc.stderr and "0 span(s) of 2 trace(s) sent" in proc.stderr
+    for answer in ((None, b""), ("application/x-protobuf", b""), ("application/json", b"{}"),
+                   ("application/json", b'{"partialSuccess": {}}')):
+        with Receiver(answer=answer) as rx:
+            proc = export(str(path), "--to", rx.url + "/v1/traces")
+        assert proc.returncode == 0, (answer, proc.stderr)
+        assert "12 span(s) of 2 trace(s) sent" in proc.stderr
+
+
 def test_a_batch_too_large_for_the_receiver_is_sent_in_halves(rec, tmp_path: Path) -> None:
     """413 (Content Too Large): before, the export stopped there (our own ``ecp collect`` takes 4 MiB, a batch of 512
     spans with their content is often more: nothing of a 600-span run was sent). Now the batch is sent again in

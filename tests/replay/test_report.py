@@ -515,3 +515,72 @@ def test_a_gzip_compressed_report_is_read_and_a_damaged_one_named(tmp_path: Path
     for path, said in ((cut, "the gzip stream is cut short"), (damaged, "a damaged gzip stream")):
         assert main(["ecp", "report", str(path)]) == 2
         assert f"otel-agents ecp report: {path}: {said}" in capsys.readouterr().err
+
+
+def _runs(*passes: list[bool]) -> list[dict]:
+    """One report per run of one agent; scenario i of run r passed when ``passes[i][r]``."""
+    reports = []
+    for r in range(len(passes[0])):
+        report = _report_with([], name="agent-a")
+        base = report["scenarios"][0]
+        report["scenarios"] = [copy.deepcopy(base) for _ in passes]
+        for i, scenario in enumerate(report["scenarios"]):
+            scenario["name"] = f"s{i}"
+            scenario["steps"][0]["checks"][0]["passed"] = passes[i][r]
+        reports.append(report)
+    return reports
+
+
+def test_an_agent_exactly_at_the_gate_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Three scenarios of 10 runs passing 1, 2 and 3 times, k = 1: pass@1 and pass^1 are the mean of 0.1, 0.2 and
+    0.3, exactly 0.2. Before, the float mean of 1 - 0.9, 1 - 0.8, 1 - 0.7 was 0.19999999999999998, and
+    ``--fail-under pass_at_k=0.2`` failed with ``pass_at_k 0.200 < 0.2`` (pass_k passed by luck, at
+    0.20000000000000004). Now both are computed exactly: 0.2 in the JSON, the gate met; a value that is below a gate
+    is printed with the digits that show it."""
+    from otel_agents.cli import main
+    from otel_agents.cli.report import gate_failures
+
+    paths = []
+    for r, report in enumerate(_runs(*[[r < c for r in range(10)] for c in (1, 2, 3)])):
+        paths.append(tmp_path / f"run-{r}.json")
+        paths[-1].write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "s.json"
+    assert main(["ecp", "report", *map(str, paths), "--k", "1", "--json", str(out), "--fail-under", "pass_at_k=0.2",
+                 "--fail-under", "pass_k=0.2", "--fail-under", "pass_rate=0.2"]) == 0, capsys.readouterr().err
+    [agent] = json.loads(out.read_text(encoding="utf-8"))["agents"]
+    assert (agent["pass_at_k"], agent["pass_k"], agent["pass_rate"]) == (0.2, 0.2, 0.2)
+    assert main(["ecp", "report", *map(str, paths), "--k", "1", "--fail-under", "pass_at_k=0.2001"]) == 1
+    assert "agent-a: pass_at_k 0.200 < 0.2001" in capsys.readouterr().err
+    summary = {"agents": [{"agent": "a", "pass_k": 0.19996}]}
+    assert gate_failures(summary, ["pass_k=0.2", "pass_k=0.19996", "pass_k=0.3"]) == [
+        "a: pass_k 0.19996 < 0.2", "a: pass_k 0.200 < 0.3"]  # never "0.200 < 0.2"
+
+
+def test_every_interval_holds_its_estimate() -> None:
+    """pass@k and pass^k are the unbiased estimators (Chen et al.; τ-bench), their intervals the Wilson bounds of p
+    mapped through 1 - (1 - p)^k and p^k: with few runs the estimate fell outside (3 runs, 2 passed, k = 3: pass^3 =
+    0 with an interval [0.009, 0.83], pass@3 = 1 with [0.50, 0.9998]); a pass rate of 0 had the low bound 5.6e-17.
+    Now each interval, per scenario and per agent, is widened to hold its estimate, and is the mapped Wilson
+    interval where that already held it."""
+    from otel_agents.cli.report import summarise, wilson
+
+    for n in range(1, 7):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                runs = _runs([r < c for r in range(n)], [r < n - c // 2 for r in range(n)])
+                [agent] = summarise(runs, k)["agents"]
+                for entry in [agent, *agent["scenarios"]]:
+                    for metric in ("pass_rate", "pass_at_k", "pass_k"):
+                        lo, hi = entry[metric + "_ci"]
+                        assert lo <= entry[metric] <= hi, (n, c, k, entry["k"], metric, entry)
+                s = agent["scenarios"][0]
+                lo, hi = wilson(c, n)
+                for metric, mapped in (("pass_at_k", [1 - (1 - lo) ** k, 1 - (1 - hi) ** k]),
+                                       ("pass_k", [lo ** k, hi ** k])):
+                    estimate = s[metric]
+                    assert s[metric + "_ci"] == [min(mapped[0], estimate), max(mapped[1], estimate)]
+    [agent] = summarise(_runs([True, True, False]))["agents"]
+    s = agent["scenarios"][0]
+    lo, hi = wilson(2, 3)
+    assert (s["pass_k"], s["pass_at_k"]) == (0.0, 1.0) and s["pass_k_ci"] == [0.0, hi ** 3] \
+        and s["pass_at_k_ci"] == [1 - (1 - lo) ** 3, 1.0]

@@ -13,10 +13,13 @@ line, to -o (default: REPORT's name + ``.evaluations.jsonl``); ``otlp`` exports 
 Phoenix's URL; default PHOENIX_COLLECTOR_ENDPOINT, key PHOENIX_API_KEY); ``langfuse`` adds scores
 (-o: Langfuse's URL; default LANGFUSE_HOST, keys LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY).
 Malformed lines of --traces files are each named (``FILE:LINE: field: problem``) and skipped; the spans
-of the lines around them are read, and the results are delivered. A field dropped from a span that is kept
+of the lines around them are read, and the results are delivered. So is a record of a step's logs whose span,
+trace or parent id is not one (``REPORT: scenarios[0].steps[0].logs[3].trace_id: 'zz…' is not 32 lowercase hex
+digits (scenario 'order status', step 1)``); when it is the step's root record, the step's checks are put on no
+span (never on a span under it). A field dropped from a span that is kept
 (a malformed traceState) is named as a warning, which leaves the exit status as it is.
-Exit status: 0 when every line was read and every result delivered; 1 when some --traces lines were
-skipped or some results not delivered (the rest were); 2 when the report, a --traces file or --manifest
+Exit status: 0 when every line was read and every result delivered; 1 when some --traces lines or damaged
+log records were skipped or some results not delivered (the rest were); 2 when the report, a --traces file or --manifest
 could not be read (a report given as the manifest, or the reverse, is named so) or the destination not set up.
 """
 
@@ -36,9 +39,10 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
 
     p = ecp_sub.add_parser("annotate", help="put an ecp run report's verdicts on the spans they graded",
                            description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
-                           epilog="exit codes: 0 all read and delivered, 1 malformed --traces lines skipped or "
-                                  "results\nnot delivered (the rest were), 2 input unreadable or destination not set up; warnings\n(a "
-                                  "malformed traceState dropped) leave it unchanged")
+                           epilog="exit codes: 0 all read and delivered, 1 malformed --traces lines skipped, "
+                                  "damaged\nlog records of the report skipped or results not delivered (the rest were), "
+                                  "2 input\nunreadable or destination not set up; warnings (a malformed traceState "
+                                  "dropped) leave\nit unchanged")
     p.add_argument("report", help="the JSON report of `ecp run --json-out`")
     p.add_argument("--traces", action="append", default=[], metavar="TRACES.jsonl",
                    help="an OTLP/JSON trace file of the graded runs (gzip too), for steps whose logs do not name "
@@ -63,7 +67,8 @@ def default_out(report: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     """``otel-agents ecp annotate``: the exit status — 0 every line read and every check delivered (failed checks
     included), 1 malformed lines of the traces skipped (the first five named ``FILE:LINE: problem``, the rest
-    counted) or some checks not delivered (each said on standard error), the rest delivered, as ``fold`` and
+    counted), damaged span records of the report's logs skipped (named so, by their field, scenario and step) or
+    some checks not delivered (each said on standard error), the rest delivered, as ``fold`` and
     ``export`` say skipped lines (a field dropped from a span that was kept, a malformed ``traceState``, is said
     as a warning, as ``fold`` says it, and changes nothing); 2 the report or a traces file could not be read (or the traces hold no span),
     or a manifest given could not (a report given for it is named so), or the destination not set up (``-o`` the
@@ -104,7 +109,12 @@ def run(args: argparse.Namespace) -> int:
             _say(f"--traces {' '.join(args.traces)}: {NO_SPAN_IN_INPUT}; a file of ECP envelopes or a report "
                  "holds none")
             return 2
-    results = evaluation_results(report, spans, manifest=manifest)
+    damaged: list[str] = []  # span records of the steps' logs whose ids are not ids: skipped, named
+    results = evaluation_results(report, spans, manifest=manifest, skipped=damaged)
+    for problem in damaged[:5]:
+        _say(f"skipped {args.report}: {problem}")
+    if len(damaged) > 5:
+        _say(f"skipped {len(damaged) - 5} more damaged log record(s) of {args.report}")
     placed = sum(1 for r in results if r.span_id)
     failed = sum(1 for r in results if not r.passed)
     out = args.out or (str(default_out(args.report)) if args.to == "file" else None)
@@ -149,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         from . import skipped_summary
 
         _say(f"--traces: {skipped_summary(errors)} (the spans of the other lines were read)")
-    return 1 if delivery.failed or errors else 0
+    return 1 if delivery.failed or errors or damaged else 0
 
 
 def _say(message: str) -> None:

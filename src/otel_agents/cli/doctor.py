@@ -5,7 +5,8 @@ what it shows (a URL's user info, a key in a query) are redacted.
 
 Exit status: 0 when it found no problem; 1 when it reported one (each is listed under ``problems:`` at the end:
 a variable with a value we do not take, a framework installed at a version we do not support, an exporter
-``configure()`` would refuse or whose endpoint refuses a connection or does not answer); 2 for bad arguments. Notes (a peer
+``configure()`` would refuse or whose endpoint refuses a connection or does not answer, the endpoint tried
+whatever else is wrong; each problem once: a variable several settings read is one); 2 for bad arguments. Notes (a peer
 instrumentation installed, tracing switched off on purpose) are not problems."""
 
 from __future__ import annotations
@@ -116,12 +117,12 @@ def run(args: argparse.Namespace) -> int:
     otlp_line = zero_code_otlp_line()
     if otlp_line:
         _say(otlp_line)
-    for line in [*zero_code_file_lines(), *exporter_lines()]:
+    for line in zero_code_file_lines():
         _say(line)
         if ": problem: " in line:
             problems.append(line.strip().replace(": problem: ", ": ", 1))
-        elif line.startswith("  problem: "):  # the variable itself (``,,``): no preset to name
-            problems.append(line[len("  problem: "):])
+    for line in exporter_lines(problems):
+        _say(line)
     problems = list(dict.fromkeys(problems))  # a value read twice is one problem
     if not problems:
         _say("no problems found")
@@ -269,22 +270,28 @@ def zero_code_file_lines() -> list[str]:
     return lines
 
 
-def exporter_lines() -> list[str]:
+def exporter_lines(problems: list[str] | None = None) -> list[str]:
     """Where ``configure()`` with no ``exporters=`` would send spans (``OTEL_AGENTS_EXPORTERS``): one line per
     preset (the ``otlp`` preset's with its protocol and the endpoint its exporter resolves; a network preset's with
-    the exporter package it imports, when installed), with the problem ``configure()`` would raise (an unknown
+    the exporter package it imports, when installed), with the problems ``configure()`` would raise (an unknown
     name, a URL without a scheme, a missing key, a trace file that cannot be appended to, the protocol's exporter
     not installed, one destination given twice), a variable value it ignores with a WARNING (an
-    unknown protocol or compression, a timeout that is no positive number), a setting the OpenTelemetry exporter would ignore with
-    a warning (:func:`_build_problem`) or that its endpoint
-    does not take a TCP connection (then the spans are dropped at exit, after the export timeout)."""
+    unknown protocol or compression, a timeout that is no positive number), a setting the OpenTelemetry exporter
+    would ignore with a warning (:func:`_build_problem`), and whether its endpoint takes a TCP connection (then the
+    spans are dropped at exit, after the export timeout): checked whatever else is wrong.
+
+    ``problems``: each problem is appended to it once: a variable's by itself (``NAME='x' is not valid; ...``, as
+    the variable's own reading gives it: ``doctor`` lists it once however many read it), a preset's own prefixed
+    with the preset (``otlp(...) -> URL: 127.0.0.1:1: Connection refused ...``), one entry each."""
     from .._configure import ENV_EXPORTERS, _exporter_specs, repeated_exporter
     from ..exporters.presets import OTLP_EXPORTER_PACKAGES, resolve
 
+    found: list[str] = [] if problems is None else problems
     lines = [f"exporters configure() would use ({_shown(ENV_EXPORTERS)}):"]
     try:
         specs = _exporter_specs(None)
     except ValueError as exc:
+        found.append(str(exc))
         return [*lines, f"  problem: {exc}"]
     resolved = []
     for spec in specs:
@@ -294,27 +301,39 @@ def exporter_lines() -> list[str]:
                 preset = resolve(spec)
         except ValueError as exc:
             lines.append(f"  {spec}: problem: {exc}")
+            found.append(f"{spec}: {exc}")
             continue
         resolved.append((spec, preset))
         url = _endpoint(preset) if preset.batch else None
         protocol = preset.details.get("protocol", "http/protobuf")
-        problem = _file_problem(preset.details["path"]) if preset.name == "file" else \
-            (exporter_missing(protocol) or _build_problem(preset) or _endpoint_problem(url, protocol)) if url else None
-        problem = "; ".join([*dict.fromkeys(ignored), *([problem] if problem else [])]) or None
-        lines.append(f"  {preset.describe()}" + (f" -> {url}" if url and url != preset.details.get("endpoint") else "")
-                     + (f": problem: {problem}" if problem else
-                        f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)" if url else ""))
+        own: list[str | None] = []
+        if preset.name == "file":
+            own.append(_file_problem(preset.details["path"]))
+        elif url:
+            missing = exporter_missing(protocol)
+            if missing is None:
+                variables, built = _build_problem(preset)
+                ignored += variables
+                own.append(built)
+            own += [missing, _endpoint_problem(url)]
+        ignored = list(dict.fromkeys(ignored))
+        own_problems = [p for p in own if p]
+        head = f"  {preset.describe()}" + (f" -> {url}" if url and url != preset.details.get("endpoint") else "")
+        found += ignored + [f"{head.strip()}: {p}" for p in own_problems]
+        lines.append(head + (f": problem: {'; '.join(ignored + own_problems)}" if ignored or own_problems else
+                             f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)" if url else ""))
     repeated = repeated_exporter([spec for spec, _ in resolved], [preset for _, preset in resolved])
     if repeated:  # configure() refuses it
         lines.append(f"  problem: {repeated}")
+        found.append(repeated)
     return lines
 
 
-def _build_problem(preset) -> str | None:
-    """What building a network preset's exporter, as ``configure()`` does, raises (its exporter not installed)
-    or makes the OpenTelemetry exporter warn about and fall back from (a header entry that is not ``name=value``),
-    or a variable we ignore (``OTEL_EXPORTER_OTLP_TIMEOUT=0`` or ``abc``: every export would fail; a compression
-    the exporter does not take). ``None`` when none.
+def _build_problem(preset) -> tuple[list[str], str | None]:
+    """Building a network preset's exporter as ``configure()`` does: the variable values we ignore meanwhile
+    (``OTEL_EXPORTER_OTLP_TIMEOUT=0`` or ``abc``: every export would fail; a compression the exporter does not
+    take), each message once; and what the build raises, or makes the OpenTelemetry exporter warn about and fall
+    back from (a header entry that is not ``name=value``), ``None`` when nothing.
     Nothing is sent: the exporter is made and shut down."""
     import contextlib
 
@@ -328,7 +347,7 @@ def _build_problem(preset) -> str | None:
         with bad_values(ignored):
             exporter = preset.build()
     except (ValueError, ImportError) as exc:
-        return str(exc)
+        return list(dict.fromkeys(ignored)), str(exc)
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate
@@ -337,9 +356,8 @@ def _build_problem(preset) -> str | None:
     # a header message quotes the entry, which may be a credential: named by its variables instead
     warned = ["OTEL_EXPORTER_OTLP_(TRACES_)HEADERS holds an entry that is not name=value (URL-encoded)"
               if w.startswith("Header format invalid") else w for w in warned]
-    said = [*dict.fromkeys(ignored)] + ([f"the OpenTelemetry exporter says: {'; '.join(dict.fromkeys(warned))}"]
-                                        if warned else [])
-    return "; ".join(said) or None
+    return (list(dict.fromkeys(ignored)),
+            f"the OpenTelemetry exporter says: {'; '.join(dict.fromkeys(warned))}" if warned else None)
 
 
 def _endpoint(preset) -> str:
@@ -369,17 +387,14 @@ def exporter_missing(protocol: str) -> str | None:
     return None
 
 
-def _endpoint_problem(url: str, protocol: str = "http/protobuf") -> str | None:
-    """Why spans could not reach ``url``: the protocol's exporter missing, or no TCP connection within
-    :data:`~otel_agents.exporters._reach.BOUND` seconds, name lookup included
-    (:func:`~otel_agents.exporters._reach.connect_problem`); ``None`` if one opened."""
+def _endpoint_problem(url: str) -> str | None:
+    """Why spans could not reach ``url``: no TCP connection within :data:`~otel_agents.exporters._reach.BOUND`
+    seconds, name lookup included (:func:`~otel_agents.exporters._reach.connect_problem`); ``None`` if one
+    opened."""
     from urllib.parse import urlsplit
 
     from ..exporters._reach import BOUND, connect_problem
 
-    missing = exporter_missing(protocol)
-    if missing:
-        return missing
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     problem = connect_problem(parts.hostname or "localhost", port, BOUND)

@@ -20,7 +20,9 @@ cover the lookup): one not found in that time stops the export before anything i
 A batch the receiver finds too large (413) is sent again in halves, down to single spans.
 What the exporter counts as sent is checked against the answer (it takes any status from 200 to 399 and never
 reads the body): spans a ``partial_success`` answer says were rejected are counted and its message shown (the
-export goes on), and a redirect, which the exporter does not follow, stops the export as a refusal does.
+export goes on), and a redirect, which the exporter does not follow, stops the export as a refusal does; so does a
+2xx whose body is not an ``ExportTraceServiceResponse`` (an HTML page: a proxy's or a login page), its content type
+and start quoted (``otel_agents.exporters._accepted``).
 
 A malformed line is reported on standard error as ``FILE:LINE: problem`` and skipped; the spans of
 the lines around it are sent. Lines holding logs or metrics (``ecp annotate``'s evaluation records)

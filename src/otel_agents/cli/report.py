@@ -17,11 +17,18 @@ the smallest n of the group):
   on Code" (the Codex paper, arXiv:2107.03374, §2.1);
 * pass^k = C(c, k) / C(n, k): the chance that all k runs pass, the production
   metric of Yao et al., "τ-bench" (arXiv:2406.12045, §5);
-* their intervals: the Wilson bounds [lo, hi] of the per-run success p mapped
-  through the monotone 1 − (1 − p)^k and p^k (what the two estimators tend to).
+* their intervals: 95 % intervals for the chances themselves, 1 − (1 − p)^k and p^k
+  of a per-run success p (what both estimators estimate): the Wilson bounds of p
+  mapped through these monotone functions, widened to take in the estimate where it
+  lies outside, as the unbiased estimators can with few runs (3 runs, 2 passed,
+  k = 3: pass^3 = C(2, 3)/C(3, 3) = 0 while p^3 is from 0.009 to 0.83; the interval
+  given is [0, 0.83]). Widening keeps the coverage; each interval holds its estimate.
 
 An agent's numbers are the means of its scenarios' (its pass rate and interval are
-pooled over all its scenario runs). Flaky scenarios passed in some runs and
+pooled over all its scenario runs); its intervals are the means of its scenarios'
+bounds, widened to its estimate as well. pass@k, pass^k and their means are computed
+exactly (as fractions), then given as the nearest double: three scenarios at 0.1,
+0.2 and 0.3 average 0.2, not 0.19999999999999998. Flaky scenarios passed in some runs and
 failed in others; each is listed with the checks whose verdict changed between
 runs (``step N check M TYPE TARGET``).
 
@@ -48,7 +55,9 @@ for CI; ``--html FILE`` (``-`` too, not both): one self-contained page (inline S
 success-vs-tokens scatter and per-scenario pass^k bars. ``--fail-under
 METRIC=VALUE`` (repeatable; METRIC one of pass_rate, pass_at_k, pass_k,
 tool_success) fails (exit 1) when any agent is below it or has no value for it (no
-scenario graded, no tool called). A report given twice, or a copy of one (the same ``audit.run_id``), is one run
+scenario graded, no tool called): the double given in ``--json`` against the double nearest VALUE as written,
+so a value exactly at the gate passes, and a failure prints the value with the digits that show it below VALUE (3,
+or as many as it takes: ``0.19996 < 0.2``, never ``0.200 < 0.2``). A report given twice, or a copy of one (the same ``audit.run_id``), is one run
 (said on standard error). Exit 2: a report could not be read (the file and the problem are named).
 """
 
@@ -60,6 +69,7 @@ import json
 import math
 import sys
 from collections import Counter, defaultdict
+from fractions import Fraction
 from typing import Any, Iterable
 
 from . import plain, shown
@@ -87,24 +97,31 @@ def register(sub: argparse._SubParsersAction) -> None:
 # -- statistics -------------------------------------------------------------------------------------
 
 def wilson(c: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of c successes in n trials, as (low, high); (0, 1) when n = 0."""
+    """The Wilson score interval of c successes in n trials, as (low, high); (0, 1) when n = 0. The low bound is
+    exactly 0 when c = 0 and the high bound exactly 1 when c = n, as the formula gives (computed, they came out
+    5.6e-17 and 0.9999999999999999, so a pass rate of 0 or 1 lay outside its own interval)."""
     if n == 0:
         return 0.0, 1.0
     p = c / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return 0.0 if c == 0 else max(0.0, centre - half), 1.0 if c == n else min(1.0, centre + half)
 
 
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """1 − C(n−c, k)/C(n, k) (Chen et al. 2021); ``k`` must be ≤ ``n``."""
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+def pass_at_k(n: int, c: int, k: int) -> Fraction:
+    """1 − C(n−c, k)/C(n, k) (Chen et al. 2021), exactly; ``k`` must be ≤ ``n``."""
+    return 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
 
 
-def pass_hat_k(n: int, c: int, k: int) -> float:
-    """C(c, k)/C(n, k) (Yao et al. 2024, τ-bench); ``k`` must be ≤ ``n``."""
-    return math.comb(c, k) / math.comb(n, k)
+def pass_hat_k(n: int, c: int, k: int) -> Fraction:
+    """C(c, k)/C(n, k) (Yao et al. 2024, τ-bench), exactly; ``k`` must be ≤ ``n``."""
+    return Fraction(math.comb(c, k), math.comb(n, k))
+
+
+def _around(estimate: float, lo: float, hi: float) -> list[float]:
+    """The interval [lo, hi] widened to hold ``estimate`` (the module docstring says when it must be)."""
+    return [min(lo, estimate), max(hi, estimate)]
 
 
 # -- reading reports -----------------------------------------------------------------------------------
@@ -218,9 +235,10 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
 
 def _rates(c: int, n: int, k: int) -> dict[str, Any]:
     lo, hi = wilson(c, n)
+    at, hat = float(pass_at_k(n, c, k)), float(pass_hat_k(n, c, k))
     return {"runs": n, "passed": c, "k": k, "pass_rate": c / n if n else None, "pass_rate_ci": [lo, hi],
-            "pass_at_k": pass_at_k(n, c, k), "pass_at_k_ci": [1 - (1 - lo) ** k, 1 - (1 - hi) ** k],
-            "pass_k": pass_hat_k(n, c, k), "pass_k_ci": [lo ** k, hi ** k]}
+            "pass_at_k": at, "pass_at_k_ci": _around(at, 1 - (1 - lo) ** k, 1 - (1 - hi) ** k),
+            "pass_k": hat, "pass_k_ci": _around(hat, lo ** k, hi ** k)}
 
 
 def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[str, Any]:
@@ -247,7 +265,8 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
         pooled_c = sum(s["passed"] for s in scenarios)
         pooled_n = sum(s["runs"] for s in scenarios)
         lo, hi = wilson(pooled_c, pooled_n)
-        mean = (lambda key: sum(s[key] for s in scenarios) / len(scenarios)) if scenarios else (lambda key: None)
+        at = _exact_mean(pass_at_k, scenarios)
+        hat = _exact_mean(pass_hat_k, scenarios)
         tools = sum(r["tools"] for r in agent_runs)
         costs = [r["cost"] for r in agent_runs if r["cost"] is not None]
         tokens = [r["tokens"] for r in agent_runs if r["tokens"] is not None]
@@ -256,10 +275,10 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
             "framework": next((r["framework"] for r in agent_runs if r["framework"]), None),
             "model": next((r["model"] for r in agent_runs if r["model"]), None),
             "pass_rate": pooled_c / pooled_n if pooled_n else None, "pass_rate_ci": [lo, hi],
-            "pass_at_k": mean("pass_at_k"),
-            "pass_at_k_ci": _mean_pairs([s["pass_at_k_ci"] for s in scenarios]) if scenarios else None,
-            "pass_k": mean("pass_k"),
-            "pass_k_ci": _mean_pairs([s["pass_k_ci"] for s in scenarios]) if scenarios else None,
+            "pass_at_k": at,
+            "pass_at_k_ci": _around(at, *_mean_pairs([s["pass_at_k_ci"] for s in scenarios])) if scenarios else None,
+            "pass_k": hat,
+            "pass_k_ci": _around(hat, *_mean_pairs([s["pass_k_ci"] for s in scenarios])) if scenarios else None,
             "tool_success": sum(r["tools_ok"] for r in agent_runs) / tools if tools else None,
             "tokens_per_run": sum(tokens) / len(tokens) if tokens else None,
             "cost_per_run": sum(costs) / len(costs) if costs else None,
@@ -307,6 +326,14 @@ def _flipped(runs: list[dict[str, bool]]) -> list[str]:
     return sorted(key for key, values in verdicts.items() if len(values) + (seen[key] < len(runs)) > 1)
 
 
+def _exact_mean(estimator: Any, scenarios: list[dict[str, Any]]) -> float | None:
+    """The mean over ``scenarios`` of ``estimator`` (:func:`pass_at_k` or :func:`pass_hat_k`) of each one's runs,
+    passes and k, computed exactly, as the nearest double; ``None`` for no scenario."""
+    if not scenarios:
+        return None
+    return float(sum(estimator(s["runs"], s["passed"], s["k"]) for s in scenarios) / len(scenarios))
+
+
 def _mean_pairs(values: list[list[float]]) -> list[float]:
     return [sum(v[0] for v in values) / len(values), sum(v[1] for v in values) / len(values)]
 
@@ -338,17 +365,26 @@ def _gate(text: str) -> str:
 def gate_failures(summary: dict[str, Any], gates: list[str]) -> list[str]:
     """One message per agent and ``METRIC=VALUE`` gate it is below, or has no value for (no scenario graded,
     no tool called: a gate is met by a number, never by missing data). Raises ``ValueError`` for a bad gate
-    (:func:`parse_gate`)."""
+    (:func:`parse_gate`). VALUE is quoted as written (``{bound:g}`` printed 0.1230000001 as 0.123)."""
     failures = []
     for gate in gates:
         metric, bound = parse_gate(gate)
+        written = shown(gate.partition("=")[2].strip())
         for a in summary["agents"]:
             if a[metric] is None:
                 why = "no tool call" if metric == "tool_success" else "no scenario graded"
-                failures.append(f"{shown(a['agent'])}: no {metric} ({why}) to hold against {bound:g}")
+                failures.append(f"{shown(a['agent'])}: no {metric} ({why}) to hold against {written}")
             elif a[metric] < bound:
-                failures.append(f"{shown(a['agent'])}: {metric} {a[metric]:.3f} < {bound:g}")
+                failures.append(f"{shown(a['agent'])}: {metric} {_below(a[metric], bound)} < {written}")
     return failures
+
+
+def _below(value: float, bound: float) -> str:
+    """``value`` (less than ``bound``) with 3 decimals, or when those round up to ``bound`` or past it, as its
+    shortest repr (which reads back as ``value`` itself, so it shows the difference): the failure never reads
+    ``0.200 < 0.2``."""
+    text = f"{value:.3f}"
+    return text if float(text) < bound else repr(value)
 
 
 # -- output ---------------------------------------------------------------------------------------------

@@ -26,8 +26,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .._spans.redaction import excerpt, redact_url
-from ..exporters._accepted import open_unfollowed, read_answer, redirect
+from .._spans.redaction import redact_url
+from ..exporters._accepted import QUOTED_CHARS, open_unfollowed, other_answer, read_answer, redirect
 from ._results import EvaluationResult
 
 ENV_PHOENIX_ENDPOINT = "PHOENIX_COLLECTOR_ENDPOINT"
@@ -125,7 +125,7 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
     return delivery
 
 
-ERROR_DETAIL_CHARS = 300
+ERROR_DETAIL_CHARS = QUOTED_CHARS  # the start of an error answer quoted
 
 
 def error_detail(exc: urllib.error.HTTPError, timeout: float) -> str:
@@ -182,6 +182,4 @@ def _not_phoenix(response: Any, count: int, timeout: float) -> str | None:
         data = None
     if isinstance(data, list) and len(data) == count:
         return None
-    return (f"HTTP {response.status} with {excerpt(kind) if kind else 'no content type'}, not Phoenix's answer "
-            f"listing the {count} annotations (a proxy or a login page in the way?): "
-            f"{excerpt(body.decode('utf-8', 'replace'), ERROR_DETAIL_CHARS)}")
+    return other_answer(response.status, kind, body, f"Phoenix's answer listing the {count} annotations")

@@ -4,8 +4,11 @@ Where each step's spans are found, most direct first:
 
 1. the step's ``logs`` (kept verbatim by the report): the records ``otel-agents ecp serve``
    folds carry ``trace_id`` and ``span_id``; the run's root record (the step's ``agent/step``
-   span) is the one without a parent among them (a record whose ``span_id`` is not 16 lowercase hex digits,
-   or whose ``trace_id`` is not 32, is not a span: another agent's logs may hold anything);
+   span) is the one without a parent among them. A record with a ``span_id`` whose ``span_id``, ``trace_id`` or
+   ``parent_id`` is not lowercase hex of its length (16, 32, 16; the other two may be missing) is damaged: it is
+   skipped and named (``scenarios[0].steps[0].logs[3].trace_id: 'zz…' is not 32 lowercase hex digits``), its id
+   still counted as a parent, so that its children are not taken for the root; when it is the root, the step's
+   checks are put on no span, never on a child of it (a record without a ``span_id`` is a note, not a span);
 2. ``logs`` records without ``trace_id`` (older envelopes): the trace is looked up by span id
    in the given spans;
 3. no ``logs`` at all (a step the agent failed: the report keeps only the error, in which
@@ -295,7 +298,8 @@ def report_shape_problem(report: Mapping[str, Any]) -> str | None:
 
 def evaluation_results(report: Mapping[str, Any], spans: Iterable[Any] | None = None, *,
                        manifest: Mapping[str, Any] | str | os.PathLike[str] | None = None,
-                       capture_content: bool | None = None) -> list[EvaluationResult]:
+                       capture_content: bool | None = None,
+                       skipped: list[str] | None = None) -> list[EvaluationResult]:
     """One :class:`EvaluationResult` per check of an ``ecp run`` report, in report order.
 
     Args:
@@ -308,6 +312,10 @@ def evaluation_results(report: Mapping[str, Any], spans: Iterable[Any] | None = 
             and to find the tool span they matched.
         capture_content: whether explanations (grader reasoning) are kept; ``None`` follows
             ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (default on).
+        skipped: when given, one message is appended per damaged span record of a step's ``logs`` (see the
+            module docstring), naming its field, the scenario and the step:
+            ``scenarios[0].steps[1].logs[3].trace_id: 'zz…' is not 32 lowercase hex digits (scenario 'order
+            status', step 2); the step's root record: its 4 checks are put on no span``.
 
     Returns:
         The results; a check whose step was not found has ``trace_id``/``span_id`` ``None``.
@@ -324,8 +332,12 @@ def evaluation_results(report: Mapping[str, Any], spans: Iterable[Any] | None = 
         steps = scenario.get("steps") or []
         step_graders = graders[s_index] if s_index < len(graders) else []
         for t_index, step in enumerate(steps):
-            where = _locate(step, index)
+            where, damaged = _locate(step, index)
             checks = step.get("checks") or []
+            for field_problem, root in damaged if skipped is not None else []:
+                skipped.append(f"scenarios[{s_index}].steps[{t_index}].{field_problem} (scenario {scenario_name!r}, "
+                               f"step {t_index + 1})" + (f"; the step's root record: its {len(checks)} checks are "
+                                                         "put on no span" if root else ""))
             configs = step_graders[t_index] if t_index < len(step_graders) else []
             if configs and [c.get("type") for c in configs] != [c.get("type") for c in checks]:
                 configs = []  # not the manifest this report was graded with: name checks from the report alone
@@ -420,16 +432,44 @@ class _SpanIndex:
         return None
 
 
-def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
-    # spans, not notes; a record whose ids are not ids (another agent's logs) is not a span either
-    records = [r for r in log_records(step.get("logs")) if _is_id(r.get("span_id"), _SPAN_ID)
-               and (r.get("trace_id") is None or _is_id(r["trace_id"], _TRACE_ID))]
+_ID_FIELDS = (("span_id", _SPAN_ID, 16), ("trace_id", _TRACE_ID, 32), ("parent_id", _SPAN_ID, 16))
+
+
+def _damage(record: Mapping[str, Any]) -> str | None:
+    """``trace_id: 'zz…' is not 32 lowercase hex digits``: the first id field of a span record that is not an id
+    (``trace_id`` and ``parent_id`` may be missing or null), or ``None``."""
+    from .._spans.redaction import excerpt
+
+    for key, pattern, digits in _ID_FIELDS:
+        value = record.get(key)
+        if (value is not None or key == "span_id") and not _is_id(value, pattern):
+            return f"{key}: {excerpt(value)} is not {digits} lowercase hex digits"
+    return None
+
+
+def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> tuple[_Step, list[tuple[str, bool]]]:
+    """Where ``step`` lives, and the damaged span records of its logs: ``(logs[3].trace_id: …, root)``, ``root``
+    true for the one that is the step's root record (then the step is placed on no span)."""
+    spans = [(i, r) for i, r in indexed_log_records(step.get("logs")) if r.get("span_id") is not None]  # not notes
+    ids = {r["span_id"] for _, r in spans if isinstance(r["span_id"], str)}  # damaged ones too: still parents
+    records, damaged = [], []
+    for i, record in spans:
+        problem = _damage(record)
+        if problem is None:
+            records.append(record)
+        else:
+            parent = record.get("parent_id")
+            damaged.append((f"logs[{i}].{problem}", not (isinstance(parent, str) and parent in ids)))
     where = _Step(tool_calls=[c for c in step.get("tool_calls") or [] if isinstance(c, dict)])
-    if records:
-        ids = {r.get("span_id") for r in records}
-        root = next((r for r in records if r.get("parent_id") not in ids), records[0])
-        where.root_span_id = root.get("span_id")
-        where.trace_id = root.get("trace_id") or (index.trace_of.get(str(where.root_span_id)) if index else None)
+    roots = [r for r in records if r.get("parent_id") not in ids]
+    if roots:  # a sound record without a parent among them is the root, a damaged one beside it is not
+        damaged = [(problem, False) for problem, _ in damaged]
+    root_damaged = any(root for _, root in damaged)
+    if records or root_damaged:
+        root = roots[0] if roots else None if root_damaged else records[0]
+        where.root_span_id = root.get("span_id") if root else None
+        where.trace_id = None if root is None else \
+            root.get("trace_id") or (index.trace_of.get(str(where.root_span_id)) if index else None)
         agents = [r["attributes"].get(A.GEN_AI_AGENT_NAME) for r in records
                   if r.get("kind") == "agent" and isinstance(r.get("attributes"), dict)]
         where.agent_name = next((a for a in agents if a), None)
@@ -438,12 +478,12 @@ def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
         where.model = models.pop() if len(models) == 1 else None
         if where.trace_id is None:
             where.root_span_id = None
-        return where
+        return where, damaged
     error = _ERROR_TRACE.search(str(step.get("error") or ""))
     if error:  # the trace is known even without spans: results go on the trace
         where.trace_id = error.group(1)
     if index is None:
-        return where
+        return where, damaged
     root = None
     if error and index.roots.get(error.group(1)):
         root = index.roots[error.group(1)][0]
@@ -452,12 +492,17 @@ def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
     if root is not None:
         where.trace_id = f"{root.context.trace_id:032x}"
         where.root_span_id = f"{root.context.span_id:016x}"
-    return where
+    return where, damaged
 
 
 def log_records(logs: Any) -> list[dict[str, Any]]:
     """A step's ``logs`` (a JSON string, as ECP defines it, or already a list) as its records (the objects),
     their strings UTF-8-safe (lone surrogates escaped); ``[]`` for anything else (not JSON, nested too deeply)."""
+    return [record for _, record in indexed_log_records(logs)]
+
+
+def indexed_log_records(logs: Any) -> list[tuple[int, dict[str, Any]]]:
+    """:func:`log_records` with each record's 0-based place in ``logs`` (items that are no object skipped)."""
     from ..exporters.ecp._json import writable
 
     if isinstance(logs, str):
@@ -468,7 +513,7 @@ def log_records(logs: Any) -> list[dict[str, Any]]:
     if not isinstance(logs, list):
         return []
     try:
-        return [writable(r) for r in logs if isinstance(r, dict)]
+        return [(i, writable(r)) for i, r in enumerate(logs) if isinstance(r, dict)]
     except RecursionError:  # a record nested deeper than writable's walk (a few hundred levels): not usable
         return []
 

@@ -9,6 +9,13 @@ Two answers it so counts as sent are not:
   span with a bad field. With ``rejected_* == 0`` and a message it is a warning: all were accepted.
 * a redirect (3xx): SDK 1.45's transport does not follow it (``allow_redirects=False``), so nothing reached a
   receiver. (SDK 1.44 follows it; the answer seen is then the final one.)
+* a 2xx whose body is not the ``Export*ServiceResponse`` (OTLP specification, "OTLP/HTTP Response": a success
+  carries it, in the request's content type): an HTML page (a proxy's or a login page, a web UI that answers every
+  path) or a protobuf body that does not parse. Nothing says a receiver took the batch: it counts as not sent, the
+  answer's status, content type and start quoted (:func:`other_answer`, as ``ecp annotate --to phoenix`` quotes an
+  answer that is not Phoenix's). An empty body is the empty message's encoding, a success: the Collector's
+  receiver and Phoenix answer so. (The Collector's ``otlphttp`` exporter fails a protobuf or JSON body that does not
+  parse, as here, and takes a body of any other type as sent without reading it: here it is not sent.)
 
 :class:`Answers` gives the exporter a ``requests.Session`` (its public ``session=`` argument) whose response hook
 keeps the last answer; :meth:`Answers.verdict` reads it after each ``export()`` that returned success, and
@@ -43,6 +50,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from .._spans.redaction import excerpt
 
 MESSAGE_CHARS = 200  # at most this much of a backend's error_message is quoted (secrets redacted, escaped)
+QUOTED_CHARS = 300  # at most this much of the start of an answer that is not the one expected is quoted
 MAX_ANSWER_BYTES = 1 << 20
 """The most of a 2xx answer's body read (a ``partial_success``, Phoenix's list of one short id per annotation, are
 far smaller): an endless body costs one bounded read."""
@@ -113,7 +121,13 @@ class Answers:
             body = response.content
         except Exception:  # noqa: BLE001 - a body that could not be read says nothing
             body = b""
-        rejected, message = partial_success(body, response.headers.get("content-type"), self.signal)
+        kind = response.headers.get("content-type")
+        answer = partial_success(body, kind, self.signal)
+        if answer is None:
+            response_type = "ExportTraceServiceResponse" if self.signal == "spans" else "ExportLogsServiceResponse"
+            return Verdict(0, f"{other_answer(status, kind, body, f'an OTLP {response_type}')}: none of {count} "
+                              f"{self._word} is known to have reached a receiver", arrived=False)
+        rejected, message = answer
         if rejected:
             rejected = min(rejected, count)
             why = f": {excerpt(message, MESSAGE_CHARS)}" if message else ""
@@ -126,30 +140,48 @@ class Answers:
     def _word(self) -> str:
         return "span(s)" if self.signal == "spans" else "log record(s)"
 
-def partial_success(body: bytes, content_type: str | None, signal: str = "spans") -> tuple[int, str]:
-    """``(rejected, error_message)`` of the ``partial_success`` in a 2xx answer's ``body`` (an
-    ``ExportTraceServiceResponse`` for ``signal`` ``"spans"``, ``ExportLogsServiceResponse`` for ``"log_records"``):
-    JSON when ``content_type`` says so, else protobuf. ``(0, "")`` for an empty body or one that is not the
-    signal's response (an HTML page, a proxy's text)."""
+def partial_success(body: bytes, content_type: str | None, signal: str = "spans") -> tuple[int, str] | None:
+    """``(rejected, error_message)`` of the ``partial_success`` in a 2xx answer's ``body``, the signal's response
+    (an ``ExportTraceServiceResponse`` for ``signal`` ``"spans"``, ``ExportLogsServiceResponse`` for
+    ``"log_records"``): JSON when ``content_type`` says JSON, protobuf when it is ``application/x-protobuf`` (or
+    ``application/protobuf``, or missing). ``(0, "")`` for an empty body (the empty message). ``None`` when the
+    body is not the signal's response: JSON or protobuf that does not parse as it, or a body of another content
+    type (an HTML page); name it with :func:`other_answer`."""
     if not body:
         return 0, ""
     key = "rejected_spans" if signal == "spans" else "rejected_log_records"
-    if "json" in (content_type or "").lower():
+    kind = (content_type or "").split(";")[0].strip().lower()
+    if "json" in kind:
         try:
-            partial = json.loads(body).get("partialSuccess") or {}
-            rejected = int(partial.get(_camel(key)) or 0)
+            answer = json.loads(body)
+            partial = answer.get("partialSuccess") or {}
+            rejected = int(partial.get(_camel(key)) or 0)  # OTLP/JSON writes an int64 as a string
             return max(rejected, 0), str(partial.get("errorMessage") or "")
         except (ValueError, TypeError, AttributeError):
-            return 0, ""
+            return None
+    if kind not in ("", "application/x-protobuf", "application/protobuf"):
+        return None
     try:
         if signal == "spans":
             from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse as R
         else:
             from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse as R
         message = R.FromString(body)
-    except Exception:  # noqa: BLE001 - not protobuf: no partial success
-        return 0, ""
+    except Exception:  # noqa: BLE001 - not protobuf: not the response
+        return None
     return getattr(message.partial_success, key), message.partial_success.error_message
+
+
+def other_answer(status: int, content_type: str | None, body: bytes, expected: str) -> str:
+    """Why a 2xx answer is not the one a sender expected (``expected``: ``"an OTLP ExportTraceServiceResponse"``,
+    ``"Phoenix's answer listing the 3 annotations"``): ``HTTP 200 with text/html; charset=utf-8, not EXPECTED (a
+    proxy or a login page in the way?): <!doctype html>…``, its content type and the start of its body quoted (at
+    most :data:`QUOTED_CHARS` characters; escaped and redacted, :func:`~otel_agents._spans.redaction.excerpt`).
+    ``ecp annotate --to phoenix``, ``ecp annotate --to otlp``, ``otel-agents export`` and ``ecp collect
+    --forward`` say it so."""
+    kind = excerpt(content_type) if content_type else "no content type"
+    return (f"HTTP {status} with {kind}, not {expected} (a proxy or a login page in the way?): "
+            f"{excerpt(body.decode('utf-8', 'replace'), QUOTED_CHARS)}")
 
 
 class _NotFollowed(urllib.request.HTTPRedirectHandler):

@@ -232,7 +232,9 @@ class Forwarder:
     counted in :attr:`unread` and logged the same way, and the thread goes on to the next request. A redirect
     (3xx) is not followed (urllib sent a 301/302/303 on as a ``GET`` without the body, headers included, and
     counted the page it found sent): counted failed, logged naming where it pointed, as ``otel-agents export``
-    does.
+    does; so is a 2xx whose body is not an ``ExportTraceServiceResponse`` (an HTML page: a proxy's or a login page),
+    logged quoting its content type and start (:func:`~otel_agents.exporters._accepted.other_answer`). An empty body
+    is the empty response.
 
     Args:
         url: the endpoint's full traces URL (``http://host:4318/v1/traces``).
@@ -310,42 +312,52 @@ class Forwarder:
             if encoding:
                 headers["Content-Encoding"] = encoding
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            why: object = None
             try:
                 with open_unfollowed(request, self.timeout) as response:
-                    self.sent += 1
-                    self._answered(response)
+                    why = self._answered(response)
             except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
-                self.failed += 1
-                why: object = exc
+                why = exc
                 if isinstance(exc, urllib.error.HTTPError) and 300 <= exc.code < 400:
                     why = f"{redirect(exc.code, exc.headers.get('location'))}, not followed: give the URL it names"
-                if worth_logging(self.failed):
-                    logger.warning("otel-agents collect: forwarding to %s failed: %s (%d so far; logged at the 1st, "
-                                   "2nd, 4th, 8th, … failure)", self.shown, why, self.failed)
+            if why is None:
+                self.sent += 1
+                continue
+            self.failed += 1
+            if worth_logging(self.failed):
+                logger.warning("otel-agents collect: forwarding to %s failed: %s (%d so far; logged at the 1st, "
+                               "2nd, 4th, 8th, … failure)", self.shown, why, self.failed)
 
-    def _answered(self, response: Any) -> None:
-        """Read a 2xx answer (bounded) and count what its ``partial_success`` rejected, or that it was not read."""
+    def _answered(self, response: Any) -> str | None:
+        """Read a 2xx answer (bounded) and count what its ``partial_success`` rejected, or that it was not read;
+        returns why it is no OTLP answer (:func:`~otel_agents.exporters._accepted.other_answer`; the request then
+        counts failed), else ``None``."""
         from .._spans.redaction import excerpt
-        from ..exporters._accepted import MESSAGE_CHARS, partial_success, read_answer
+        from ..exporters._accepted import MESSAGE_CHARS, other_answer, partial_success, read_answer
 
         try:
-            rejected, message = partial_success(read_answer(response, self.timeout),
-                                                response.headers.get("content-type"))
+            body = read_answer(response, self.timeout)
         except ValueError as exc:
             self.unread += 1
             if worth_logging(self.unread):
                 logger.warning("otel-agents collect: %s accepted a forwarded request, its answer not read (%s): "
                                "counted sent, any partial success in it unknown (%d so far; logged at the 1st, 2nd, "
                                "4th, 8th, … one)", self.shown, exc, self.unread)
-            return
+            return None
+        kind = response.headers.get("content-type")
+        answer = partial_success(body, kind)
+        if answer is None:
+            return other_answer(response.status, kind, body, "an OTLP ExportTraceServiceResponse")
+        rejected, message = answer
         if not (rejected or message):
-            return
+            return None
         self.rejected += rejected
         self._partial += 1
         if worth_logging(self._partial):
             logger.warning("otel-agents collect: %s rejected %d span(s) of a forwarded request (partial success)%s "
                            "(%d span(s) so far; logged at the 1st, 2nd, 4th, 8th, … such answer)", self.shown,
                            rejected, f": {excerpt(message, MESSAGE_CHARS)}" if message else "", self.rejected)
+        return None
 
     def close(self, timeout: float = 5.0) -> None:
         """Send what is queued (waiting at most ``timeout`` seconds), then stop."""
