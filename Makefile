@@ -221,6 +221,8 @@ demo: $(STAMP) $(foreach n,$(DEMO_ISOLATED),.venv-$(n)/.installed-stamp)
 # loaded machine), newest ~125 (~140; 219 -> 193), peers ~65, ADK ~40, litellm ~15; the two cores give ~1,480 s
 # in the main suite's 12 minutes. The floor suite, 7 minutes long, mostly waits. tests/conftest.py hands the files
 # of most CPU out first (pytest_xdist_make_scheduler): one handed out last kept a worker busy alone at the end.
+# Measured again 2026-12-07 evening (/usr/bin/time, -n 2, Phoenix and MLflow not provisioned, so their tests
+# skipped): .venv 1,268 s (user 1,121 + sys 147); its two workers ended within ~40 s of each other.
 # The isolated venvs are installed while the main suite runs, one after another (each build of the editable
 # package rewrites src/otel_agents.egg-info), each suite started as soon as its venv is: the main suite, the
 # longest, started after the five installs, ~90 s on the CI machine (2026-12-07: .venv 47 s, then 11+34+13+28+4).
