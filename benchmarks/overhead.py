@@ -296,10 +296,12 @@ def stated_targets(module: Any, present: set[str], without_content: set[str]) ->
 
 
 def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
-            only: set[str] | None = None) -> dict[str, Any]:
+            only: set[str] | None = None, quick: bool = False) -> dict[str, Any]:
     """Run the comparison for ``framework`` (a module of :mod:`benchmarks.workloads`); a JSON-ready result.
     ``only``: time just ``none``, the floors, ``ours`` and these variants (a focused comparison: fewer
-    variants per round, so more rounds in the same time)."""
+    variants per round, so more rounds in the same time). ``quick`` (``run.py --quick``, the smoke test, whose
+    numbers mean nothing): one warm-up run a batch, not three, and ``rounds`` as given, without the workload's
+    ``ROUNDS_FACTOR``."""
     module = importlib.import_module(f"benchmarks.workloads.{framework}")
     try:
         run = module.workload()
@@ -309,7 +311,7 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
     # batches give the fastest-batch estimator more chances to see a quiet moment. A comparison whose
     # ratio is close to 1 (PydanticAI against its native instrumentation) gets more rounds.
     batch = max(2, batch // getattr(module, "BATCH_DIVISOR", 1))
-    rounds = rounds * getattr(module, "ROUNDS_FACTOR", 1)
+    rounds = rounds * (1 if quick else getattr(module, "ROUNDS_FACTOR", 1))
     provider, exporter = counting_provider()
     line = lineup(module, run, provider, peers=peers, only=only)
     skipped, without_content, has_switch = line.skipped, line.without_content, line.has_switch
@@ -321,7 +323,7 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
     wire = exported_bytes.measure(byte_captures(module, run, timed_peers, vocabularies=has_switch))
     for label in without_content & set(wire["variants"]):
         wire["variants"][label]["records_content"] = False
-    timings = time_interleaved(line.variants, exporter, rounds=rounds, batch=batch)
+    timings = time_interleaved(line.variants, exporter, rounds=rounds, batch=batch, warmup=1 if quick else 3)
     provider.shutdown()
 
     counts = spans_per_run(timings, line, module)

@@ -115,7 +115,7 @@ def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
 
     if job.startswith("overhead:"):
         return overhead.compare(job.split(":", 1)[1], rounds=a.rounds, batch=a.batch, peers=not a.no_peers,
-                                only=set(a.variants.split(",")) if a.variants else None)
+                                only=set(a.variants.split(",")) if a.variants else None, quick=a.quick)
     if job == "spans":
         return spans.span_layer(rounds=a.rounds, batch=a.batch)
     if job == "fold":

@@ -14,41 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 OTEL_AGENTS = str(Path(sys.executable).parent / "otel-agents")
 
 
-def test_rows_from_another_venv_are_folded_into_one_table(tmp_path: Path) -> None:
-    """... and each row's ``ecp serve``s are forks of its fork server, as each demo's ``ecp run``s are of its own,
-    in a shell's environment too: the demo gave
-    its ``ecp run``s LITELLM_LOCAL_MODEL_COST_MAP (tests/conftest.py sets it for the suite) and not its fork
-    servers, whose every client then differed: each fork exec'd ``ecp serve``, importing all again."""
-    out = tmp_path / "out"
-    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
-    proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "plain_python", "--out", str(out),
-                           "--venv", f"{sys.prefix}=openai", "--json", str(tmp_path / "runs.json")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    lines = proc.stdout.splitlines()
-    assert sum(line.startswith("framework ") for line in lines) == 2  # the agents' table, the side-effect twins'
-    rows = [line.split() for line in lines if line.startswith(("plain_python ", "openai "))]  # not the progress
-    assert rows == [["plain_python", "PASS", "23/23", "FAIL", "18/23", "5", "5/5", "0/5"],
-                    ["openai", "PASS", "23/23", "FAIL", "18/23", "5", "5/5", "0/5"],
-                    ["plain_python", "FAIL", "20/23", "3", "3/3", "0/3"],
-                    ["openai", "FAIL", "20/23", "3", "3/3", "0/3"]], proc.stdout
-    assert "agent PASS on 2/2 frameworks, faulty twin FAIL on 2/2 frameworks" in proc.stdout
-    assert "faults injected in the faulty twins: 10; caught by the ECP checks: 10/10" in proc.stdout
-    assert "grading 6 agents" in proc.stdout
-    # the other venv's reports land under the same --out, where the table says
-    for sub in ("", "faulty", "side_effect"):
-        assert json.loads((out / "openai" / sub / "report.json").read_text())["total"] == 23
-    runs = json.loads((tmp_path / "runs.json").read_text())["runs"]
-    assert [(r["framework"], r["attr"], r["passed"], r["error"]) for r in runs] == [
-        ("plain_python", "agent", 23, None), ("plain_python", "faulty_agent", 18, None),
-        ("plain_python", "side_effect_agent", 20, None), ("openai", "agent", 23, None),
-        ("openai", "faulty_agent", 18, None), ("openai", "side_effect_agent", 20, None)]
-    for row in ("plain_python", "openai"):
-        log = (out / row / "forkserver.log").read_text()
-        assert "forked " in log and " execs " not in log, log
-        # each demo's three `ecp run`s: forks of its server of ecp-runtime, its log in the first row it grades
-        log = (out / row / "ecp-run.forkserver.log").read_text()
-        assert log.count("forked ") == 3 and " execs " not in log, log
+# The rows of another venv folded into the one table, each demo's `ecp run`s and each row's `ecp serve`s forks of
+# their fork servers: the demo of tests/customer_support/test_customer_support.py grades its openai row so
+# (test_rows_graded_in_another_venv_are_folded_into_the_one_table), which was a second demo of two rows here.
 
 
 def test_a_venv_that_cannot_run_shows_error_rows_and_fails(tmp_path: Path) -> None:

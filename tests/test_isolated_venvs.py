@@ -32,7 +32,8 @@ def _make_var(name: str) -> str:
 
 def test_the_makefile_runs_every_isolated_venv_in_make_test() -> None:
     recipe = MAKEFILE.split("\ntest:", 1)[1].split("\n\n", 1)[0]
-    assert "$(ISOLATED_STAMPS)" in recipe.splitlines()[0] and ".venv-$(n)/bin/python -m pytest $($(n)_TESTS)" in recipe
+    assert "$(MAKE) -s --no-print-directory .venv-$(n)/.installed-stamp" in recipe
+    assert ".venv-$(n)/bin/python -m pytest $($(n)_TESTS)" in recipe
 
 
 @pytest.mark.parametrize("name", [n for n, fw in FRAMEWORKS.items() if fw.venv] or [pytest.param(None, marks=pytest.mark.skip(reason="no framework needs a venv of its own"))])
@@ -54,13 +55,17 @@ def test_every_isolated_venv_is_pinned_and_selects_tests(venv: str) -> None:
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
-@pytest.mark.parametrize(("main", "isolated", "status"), [(1, 0, 1), (0, 1, 1), (0, 0, 0)])
+@pytest.mark.parametrize(("main", "isolated", "status", "installed"), [(1, 0, 1, True), (0, 1, 1, True),
+                                                                     (0, 0, 0, True), (0, 1, 1, False)])
 def test_make_test_runs_every_suite_and_fails_if_one_fails(tmp_path: Path, main: int, isolated: int,
-                                                           status: int) -> None:
+                                                           status: int, installed: bool) -> None:
     """``make test`` with an isolated venv (a fake one, ``x``): the isolated suite runs (beside the main one,
     its output printed after the main suite's) even when the main suite failed, and the exit status is
     non-zero when either failed. Stub interpreters stand
-    for the venvs (their stamps are newer than pyproject.toml, the pins and the installer: nothing is installed)."""
+    for the venvs (their stamps are newer than pyproject.toml, the pins and the installer: nothing is installed).
+    The isolated venv is installed while the main suite runs: when its install fails (its stamp older than
+    pyproject.toml, its stub interpreter's ``pip install`` exits 1), the main suite runs all the same, the isolated
+    one does not, and the exit status is non-zero."""
     for name in ("Makefile", "pyproject.toml", "constraints.txt"):
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "constraints").mkdir()
@@ -75,10 +80,13 @@ def test_make_test_runs_every_suite_and_fails_if_one_fails(tmp_path: Path, main:
     later = time.time() + 5
     for stamp in (".venv/.installed-stamp", ".venv-x/.installed-stamp"):
         (tmp_path / stamp).touch()
-        os.utime(tmp_path / stamp, (later, later))
+        os.utime(tmp_path / stamp, (later, later) if installed or stamp == ".venv/.installed-stamp" else (0, 0))
     run = subprocess.run(["make", "-s", "test", "ISOLATED=x", "x_EXTRAS=x,test", "x_TESTS=tests/x"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60)
-    ran = [line.split() for line in run.stdout.splitlines() if line.startswith(".venv")]
-    assert [r[:4] for r in ran] == [[".venv", "-m", "pytest", "-n"], [".venv-x", "-m", "pytest", "tests/x"]], run.stdout
+    ran = [line.split() for line in run.stdout.splitlines() if line.startswith(".venv") and "pytest" in line]
+    suites = [[".venv", "-m", "pytest", "-n"], [".venv-x", "-m", "pytest", "tests/x"]]
+    assert [r[:4] for r in ran] == (suites if installed else suites[:1]), run.stdout
     assert all("--durations=10" in r for r in ran), run.stdout  # the ten slowest tests of every suite
+    if not installed:
+        assert ".venv-x -m pip install" in run.stdout and "== .venv-x: its install failed" in run.stdout, run.stdout
     assert (run.returncode != 0) == bool(status), run.stdout + run.stderr

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import os
 import re
 import shlex
 import shutil
@@ -145,11 +146,25 @@ def test_disabled_instrumentations_variable_is_honoured(monkeypatch: pytest.Monk
 
 # -- `otel-agents demo`: ecp run (stdio) on all ten agents ----------------------------------
 
+# One row of the demo is graded by ``--venv`` (how ``make demo`` shows the frameworks of Makefile ISOLATED): by
+# another ``otel-agents demo --json -``, here of this venv again, in a real second process, its rows folded into the
+# one table (test_rows_graded_in_another_venv_are_folded_into_the_one_table). It was a second demo of two rows in
+# tests/test_demo_venvs.py (~15 s of CPU), whose checks are here now.
+OTHER_VENV_ROW = "openai" if "openai" in FRAMEWORKS else None
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp_path_factory.mktemp("demo") / "out"
-    proc = subprocess.run([OTEL_AGENTS, "demo", "--out", str(out), "--frameworks", ",".join(FRAMEWORKS)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=1200)
+    here = [fw for fw in FRAMEWORKS if fw != OTHER_VENV_ROW]
+    other = ["--venv", f"{sys.prefix}={OTHER_VENV_ROW}"] if OTHER_VENV_ROW else []
+    # in a shell's environment too (tests/conftest.py sets LITELLM_LOCAL_MODEL_COST_MAP for the suite): the demo
+    # gave its `ecp run`s that variable and not its fork servers, whose every client then differed (each fork
+    # exec'd `ecp serve`, importing all again)
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    proc = subprocess.run([OTEL_AGENTS, "demo", "--out", str(out), "--frameworks", ",".join(here), *other,
+                           "--json", str(out.parent / "runs.json")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=1200, env=env)
     return proc, out
 
 
@@ -175,6 +190,29 @@ def test_demo_runs_offline_and_ends_with_the_table(demo) -> None:
     total = faults * len(FRAMEWORKS)
     assert f"caught by the ECP checks: {total}/{total}; by an outcome-only check: 0/{total}" in tail
     assert lines[-1].startswith("reports and traces:")  # the table block is the last thing printed
+
+
+@pytest.mark.skipif(OTHER_VENV_ROW is None, reason="no row to grade in another venv here")
+def test_rows_graded_in_another_venv_are_folded_into_the_one_table(demo) -> None:
+    """``--venv DIR=ROWS``: the other venv's rows are in the table (test_demo_runs_offline_and_ends_with_the_table),
+    its reports under the same ``--out``, its runs in ``--json`` in the table's order; each row's ``ecp serve``s
+    are forks of its fork server, each demo's ``ecp run``s forks of its own (its log in the first row it grades)."""
+    proc, out = demo
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"grading {3 * len(FRAMEWORKS)} agents" in proc.stdout
+    runs = json.loads((out.parent / "runs.json").read_text())["runs"]
+    assert [(r["framework"], r["attr"], r["error"]) for r in runs] == \
+        [(fw, attr, None) for fw in FRAMEWORKS for attr in demo_cli.TWINS]
+    for r in runs:
+        sub = out / r["framework"] / demo_cli._SUBDIRS[r["attr"]]
+        assert json.loads((sub / "report.json").read_text())["passed"] == r["passed"]
+    for fw in FRAMEWORKS:
+        log = (out / fw / "forkserver.log").read_text()
+        assert "forked " in log and " execs " not in log, log
+    logs = {p.parent.name: p.read_text() for p in out.glob("*/ecp-run.forkserver.log")}
+    assert OTHER_VENV_ROW in logs and len(logs) == 2, sorted(logs)
+    assert sorted(log.count("forked ") for log in logs.values()) == sorted([3, 3 * (len(FRAMEWORKS) - 1)]), logs
+    assert not any(" execs " in log for log in logs.values()), logs
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
