@@ -58,8 +58,9 @@ google_adk_TESTS := tests/google_adk tests/matrix tests/test_cli_text.py tests/b
 google_adk_DEMO := google_adk
 
 # `newest`: every framework but CrewAI (which pins openai<3, mcp<2) at its newest release, the upper ends of the ranges
-# we claim (resolved 2026-12-05): openai 3.63, mcp 2.3, openai-agents 0.25, a2a-sdk 1.3, anthropic 2.17, pydantic-ai
-# 2.78, langchain-core 1.8.3 / langgraph 1.2.24, llama-index-core 0.14.25, smolagents 1.26, agno 3.1.10,
+# we claim (resolved 2026-12-05, openai-agents and claude-agent-sdk 2026-12-07): openai 3.63, mcp 2.3, openai-agents
+# 0.25, a2a-sdk 1.3, anthropic 2.17, pydantic-ai 2.78, langchain-core 1.8.3 (1.8.4 requires langchain-protocol
+# >=0.0.22, not on the index) / langgraph 1.2.24, llama-index-core 0.14.25, smolagents 1.26, agno 3.1.10,
 # claude-agent-sdk 0.2.190, OpenTelemetry 1.45.2 / 0.66b2 (.venv tests the lower ends). Not here, at their newest in
 # .venv already: CrewAI 1.15.44, AutoGen 0.7.5; Google ADK 2.13.0 in .venv-google_adk. Deselected, each for a package
 # that cannot be installed with them: llama-index-llms-openai (openai<3), crewai, langchain-mcp-adapters (0.3.2 pins
