@@ -58,10 +58,11 @@ google_adk_TESTS := tests/google_adk tests/matrix tests/test_cli_text.py tests/b
 google_adk_DEMO := google_adk
 
 # `newest`: every framework but CrewAI (which pins openai<3, mcp<2) at its newest release, the upper ends of the ranges
-# we claim (resolved 2026-12-05): openai 3.63, mcp 2.3, openai-agents 0.24, a2a-sdk 1.3, anthropic 2.17, pydantic-ai
-# 2.78, langchain-core 1.8.3 / langgraph 1.2.24, llama-index-core 0.14.25, smolagents 1.26, agno 3.1.10,
-# claude-agent-sdk 0.2.189, OpenTelemetry 1.45.2 / 0.66b2 (.venv tests the lower ends). Not here, at their newest in
-# .venv already: CrewAI 1.15.30, AutoGen 0.7.5; Google ADK 2.13.0 in .venv-google_adk. Deselected, each for a package
+# we claim (resolved 2026-12-05, openai-agents and claude-agent-sdk 2026-12-07): openai 3.63, mcp 2.3, openai-agents
+# 0.25, a2a-sdk 1.3, anthropic 2.17, pydantic-ai 2.78, langchain-core 1.8.3 (1.8.4 requires langchain-protocol
+# >=0.0.22, not on the index) / langgraph 1.2.24, llama-index-core 0.14.25, smolagents 1.26, agno 3.1.10,
+# claude-agent-sdk 0.2.190, OpenTelemetry 1.45.2 / 0.66b2 (.venv tests the lower ends). Not here, at their newest in
+# .venv already: CrewAI 1.15.44, AutoGen 0.7.5; Google ADK 2.13.0 in .venv-google_adk. Deselected, each for a package
 # that cannot be installed with them: llama-index-llms-openai (openai<3), crewai, langchain-mcp-adapters (0.3.2 pins
 # mcp<2; 0.3.1 imports mcp.server.fastmcp, gone in mcp 2). Deselected too, for proving only our own logic (OpenTelemetry
 # here is .venv's), each run by the main suite (this suite's CPU 219 -> 193 s, measured on a loaded machine 2026-12-07):
@@ -164,8 +165,10 @@ floor_TESTS := tests/claude_agent_sdk tests/clients tests/a2a tests/collect \
 	--deselect tests/serve/test_server.py::test_every_example_agent_and_twin_is_served_under_its_agents_own_name
 
 # `litellm`: the frameworks' LiteLLM-backed models (CrewAI's LLM with is_litellm, smolagents' LiteLLMModel, the Agents
-# SDK's LitellmModel, Agno's LiteLLM: extra test-litellm), .venv's pins plus litellm 1.97.0 and fastuuid 0.14.0, with
-# importlib-metadata 8.9.0 (litellm >=1.88.6 requires <9; .venv has 10.2).
+# SDK's LitellmModel, Agno's LiteLLM: extra test-litellm), .venv's pins plus litellm 1.105.3 (crewai 1.15.44's litellm
+# extra pins it exactly: litellm 1.110.2, which smolagents', the Agents SDK's and Agno's allow, cannot be installed beside
+# it) and fastuuid 0.14.0, with importlib-metadata 8.9.0 (litellm requires <9; .venv has 10.2), huggingface-hub 1.33.0
+# and filelock 3.32.7 (litellm 1.105 requires <2 and <4; .venv has 2.4 and 4.3), boto3 1.44 (a requirement of litellm).
 # Not in .venv: ecp-runtime's graders.py imports litellm at module level whenever it is installed, so every
 # `ecp run` process (about 45 in make test, 45 in make demo) would pay about 3.5 s more CPU: +120-150 s of CPU
 # for make test, measured, which is at its 15-minute limit. A test of a few files, not a row of the demo.
@@ -178,7 +181,8 @@ litellm_TESTS := tests/litellm tests/crewai/test_litellm_stream.py
 # fold of their mixed trace, Agno's own tracing (OpenInference's) beside ours (tests/peers). Not in .venv: their
 # opentelemetry_instrumentor entry points would be loaded by the zero-code tests' `opentelemetry-instrument`
 # (OpenInference's Agno one imports Agno's models and the Anthropic SDK: ~6 s of CPU a process, when it was in
-# .venv: 8 s a start against 1.5). A fresh resolution (`make lock-peers`).
+# .venv: 8 s a start against 1.5). A fresh resolution (`make lock-peers`); CrewAI stays at 1.15.30 there, the lower end
+# of our range (.venv and .venv-litellm hold 1.15.44).
 ISOLATED += peers
 peers_EXTRAS := langchain,llama-index,crewai,pydantic-ai,smolagents,openai-agents,anthropic,openai,mcp,agno,autogen-agentchat,otlp,ecp,test,test-peers
 peers_TESTS := tests/peers

@@ -52,19 +52,32 @@ class Channel:
         raise NotImplementedError
 
 
+def _option(argv: list[str], flag: str) -> str | None:
+    """The value of option ``flag`` in ``argv``, or ``None`` when it is absent. The SDK passes it as two arguments,
+    ``--flag value`` (0.2.189 and before), or as one, ``--flag=value`` (0.2.190 on; a value beginning with "-" always):
+    the real CLI's parser reads both."""
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(flag + "="):
+            return arg[len(flag) + 1:]
+    return None
+
+
 class BrainCLI:
     def __init__(self, channel: Channel, argv: list[str], session: str = SESSION, faults: Any = None):
         self.ch = channel
         self.faults = faults
         self.partials = "--include-partial-messages" in argv
-        self.ask_permission = "--permission-prompt-tool" in argv
+        self.ask_permission = _option(argv, "--permission-prompt-tool") is not None
         # ``permission_mode="dontAsk"``: the CLI itself denies every tool not pre-approved (``allowed_tools``)
-        self.dont_ask = "--permission-mode" in argv and argv[argv.index("--permission-mode") + 1] == "dontAsk"
-        self.allowed = set(argv[argv.index("--allowedTools") + 1].split(",")) if "--allowedTools" in argv else set()
+        self.dont_ask = _option(argv, "--permission-mode") == "dontAsk"
+        allowed = _option(argv, "--allowedTools")
+        self.allowed = set(allowed.split(",")) if allowed is not None else set()
         self.servers: list[str] = []
-        if "--mcp-config" in argv:
-            config = json.loads(argv[argv.index("--mcp-config") + 1])
-            self.servers = list(config.get("mcpServers", {}))
+        mcp_config = _option(argv, "--mcp-config")
+        if mcp_config is not None:
+            self.servers = list(json.loads(mcp_config).get("mcpServers", {}))
         self.session = session
         self.pre_tool_hooks: list[str] = []
         self.calls: list[dict] = []  # ground truth: one entry per API response (of the turn)

@@ -128,17 +128,22 @@ def test_litellm_stream_broken_before_its_first_chunk_fails_the_model_span(
         instrumented: Any, exporter: SnapshotExporter, server: str, aio: bool) -> None:
     """The connection closes before the first chunk: LiteLLM raises ``MidStreamFallbackError`` with
     ``is_pre_first_chunk``, a failed attempt a Router's fallback could still answer (the watch records it
-    pending); none does. CrewAI's async call raises it, its sync call an ``Exception`` of its own made of it. The
-    span fails as before: with the attempt (``error.type`` its class, one event), or with CrewAI's exception after
-    the attempt's event; no output, no finish reason, no token counts."""
+    pending); none does. CrewAI's async call raises it; its sync call an ``Exception`` of its own made of it
+    (CrewAI 1.15.30), or it too (1.15.44: the provider's exception re-raised). The span fails with what the caller
+    got: the attempt (``error.type`` its class, one event), or CrewAI's exception after the attempt's event; no
+    output, no finish reason, no token counts."""
+    from litellm.exceptions import MidStreamFallbackError
+
     Provider.ending = "broken_at_start"
     llm = _llm(server)
-    with pytest.raises(Exception, match="MidStreamFallbackError"):
+    with pytest.raises(Exception, match="MidStreamFallbackError") as raised:
         asyncio.run(llm.acall("Where is order A100?")) if aio else llm.call("Where is order A100?")
     assert Provider.sent == [{"text": "", "finish_reason": None, "usage": None}]
     [model] = exporter.semantic("model")
     a = model.attributes
-    failures = ["litellm.exceptions.MidStreamFallbackError"] + ([] if aio else ["Exception"])
+    wrapped = not isinstance(raised.value, MidStreamFallbackError)  # CrewAI's own Exception made of it
+    assert not aio or not wrapped
+    failures = ["litellm.exceptions.MidStreamFallbackError"] + ([type(raised.value).__qualname__] if wrapped else [])
     assert (model.status.name, a.get("error.type")) == ("ERROR", failures[-1]), tree([model])
     assert [event["exception.type"] for _, event in model.events] == failures
     assert "gen_ai.output.messages" not in a and "gen_ai.response.finish_reasons" not in a

@@ -49,6 +49,12 @@ def call(*calls: tuple[str, dict]) -> dict:
     return {"output": items}
 
 
+def cut_off(text: str) -> dict:
+    """A response the API ended ``incomplete`` (``max_output_tokens``) after part of its answer, with its usage:
+    whole, or streamed with ``response.incomplete`` as its terminal event."""
+    return {**say(text), "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
+
+
 def fail(message: str = "upstream 500") -> dict:
     """An HTTP 500 from the API."""
     return {"error": message}
@@ -79,11 +85,13 @@ class ScriptedResponses:
             return httpx.Response(500, json={"error": {"message": step["error"], "type": "server_error"}})
         response = {
             "id": f"resp_{next(_ids)}", "object": "response", "created_at": 1700000000, "model": RESPONSE_MODEL,
-            "status": "completed", "output": step["output"], "parallel_tool_calls": True, "tool_choice": "auto",
+            "status": step.get("status", "completed"), "output": step["output"], "parallel_tool_calls": True, "tool_choice": "auto",
             "tools": body.get("tools", []), "instructions": body.get("instructions"), "usage": USAGE,
             "text": {"format": {"type": "text"}}, "temperature": body.get("temperature"),
             "service_tier": "default" if body.get("service_tier") in (None, "auto") else body["service_tier"],
         }
+        if "incomplete_details" in step:
+            response["incomplete_details"] = step["incomplete_details"]
         if not body.get("stream"):
             return httpx.Response(200, json=response)
         events = [("response.created", {"response": {**response, "status": "in_progress", "output": [],
@@ -97,7 +105,7 @@ class ScriptedResponses:
                                                                   "item_id": item["id"], "delta": chunk,
                                                                   "logprobs": []}))
             events.append(("response.output_item.done", {"output_index": i, "item": item}))
-        events.append(("response.completed", {"response": response}))
+        events.append((f"response.{response['status']}", {"response": response}))
         sse = "".join(f"event: {name}\ndata: {json.dumps({'type': name, 'sequence_number': n, **data})}\n\n"
                       for n, (name, data) in enumerate(events))
         return httpx.Response(200, content=sse.encode(), headers={"content-type": "text/event-stream"})

@@ -25,8 +25,8 @@ from tests.exporters.conftest import check
 from tests.genai_schema import validate_genai_json
 from tests.spans import SnapshotExporter, ancestors, parent_of, tree
 
-from .fakes import (RaisingResponsesModel, ScriptedResponses, call, fail, responses_model, say, user_model_class,
-                    tool_then_answer)
+from .fakes import (RaisingResponsesModel, ScriptedResponses, call, cut_off, fail, responses_model, say,
+                    user_model_class, tool_then_answer)
 
 
 def run_mode(mode: str, agent: Agent, prompt: str, **kwargs: Any) -> Any:
@@ -697,6 +697,29 @@ def test_a_failed_request_records_the_tools_it_offered(instrumented: Any, export
     [m] = exporter.semantic("model")
     assert m.status == StatusCode.ERROR and _offered(m) == ["lookup_order"]
     assert tool_writes[m.span_id] == 1
+
+
+def test_a_streamed_response_the_api_ended_incomplete_fails_its_model_span(instrumented: Any,
+                                                                           exporter: SnapshotExporter) -> None:
+    """The API ends a streamed response ``incomplete`` (``max_output_tokens``): the SDK's runner raises
+    ModelBehaviorError at the ``response.incomplete`` event and closes the model's stream, which never raises.
+    The request failed all the same: its model span says so (it was left UNSET and marked abandoned), as the
+    agent's does. (Not streamed, the SDK's model raises it itself, from 0.21 on, through our span.)"""
+    from agents.exceptions import ModelBehaviorError
+
+    agent = Agent(name="support", instructions="x", model=responses_model(ScriptedResponses([cut_off("Your ord")])))
+
+    async def run() -> None:
+        async for _ in Runner.run_streamed(agent, "where?").stream_events():
+            pass
+
+    with pytest.raises(ModelBehaviorError):
+        asyncio.run(run())
+    [m] = exporter.semantic("model")
+    assert m.status == StatusCode.ERROR and m.attributes["error.type"].endswith("ModelBehaviorError")
+    assert "otel_agents.stream.abandoned" not in m.attributes
+    [a] = exporter.semantic("agent")
+    assert a.status == StatusCode.ERROR
 
 
 @pytest.mark.parametrize("model_class", ["sdk", "user"])

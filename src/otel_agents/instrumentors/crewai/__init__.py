@@ -1,4 +1,5 @@
-"""OpenTelemetry spans for CrewAI: ``crewai >=1.15.30,<2`` (tested on 1.15.30).
+"""OpenTelemetry spans for CrewAI: ``crewai >=1.15.30,<2`` (tested on 1.15.44 in ``.venv`` and ``.venv-litellm``,
+1.15.30 in ``.venv-peers``).
 
 Usage::
 

@@ -12,8 +12,8 @@ Usage
     OpenAIAgentsInstrumentor().uninstrument()        # our processor and wrappers gone, nothing else touched
 
 With no code change: ``opentelemetry-instrument python app.py`` loads it through the
-``openai_agents`` entry point. Supported: ``openai-agents >=0.20.0,<0.25`` (tested on 0.20.0 in
-``.venv``, the newest release that installs beside CrewAI, and on 0.24.0 with ``openai`` 3 in
+``openai_agents`` entry point. Supported: ``openai-agents >=0.20.0,<0.26`` (tested on 0.20.0 in
+``.venv``, the newest release that installs beside CrewAI, and on 0.25.0 with ``openai`` 3 in
 ``.venv-newest``: 0.21 and later need ``openai`` 3, which CrewAI does not allow yet). Importing this
 module does not import the SDK; ``instrument()`` does, or the application's own ``import agents``
 when it comes later.

@@ -31,6 +31,10 @@ from ..._spans import SemanticSpan, ToolDefinition, guard, report_internal_error
 from ...semconv import Kind
 from .._hierarchy import HierarchyPatch
 
+# The Responses stream events that end a request as failed: the SDK's runner raises ModelBehaviorError at each
+# (0.20-0.25) and closes the stream, so the model's own stream never raises it (a failed or incomplete Response: its
+# usage and status are the terminal event's response; an ``error`` event has none).
+_TERMINAL_FAILURES = frozenset({"response.failed", "response.incomplete", "error", "response.error"})
 _TRACING_ARG = 6  # get_response/stream_response(system_instructions, input, model_settings, tools,
 #                   output_schema, handoffs, tracing, *, ...)
 
@@ -38,7 +42,7 @@ _TRACING_ARG = 6  # get_response/stream_response(system_instructions, input, mod
 class ModelCall:
     """One request through a model: our span, where it runs, and whether the SDK's span filled it."""
 
-    __slots__ = ("sem", "model", "agent", "trace", "content", "adopted", "args", "kwargs", "final", "items")
+    __slots__ = ("sem", "model", "agent", "trace", "content", "adopted", "args", "kwargs", "final", "items", "failure")
 
     def __init__(self, sem: SemanticSpan, model: Any, agent: Any, trace_rec: Any, content: bool,
                  args: tuple, kwargs: dict):
@@ -52,6 +56,7 @@ class ModelCall:
         self.kwargs = kwargs
         self.final: Any = None  # a stream's terminal Response
         self.items: list[Any] = []  # a stream's output items as they were done
+        self.failure: Any = None  # a stream's terminal failure event (_TERMINAL_FAILURES)
 
 
 def _arg(args: tuple, kwargs: dict, index: int, name: str) -> Any:
@@ -196,8 +201,8 @@ class ModelHook:
         try:
             wrapped_stream = wrap_stream(stream, call.sem, on_chunk=lambda event: _note_event(call, event),
                                          on_end=lambda span, abandoned: self._stream_end(call, abandoned),
-                                         missing=lambda: None if call.adopted or call.final is not None
-                                         else "response.completed")
+                                         complete=lambda: call.failure is not None,
+                                         missing=lambda: _ended_without_raising(call))
             return CurrentWhileProducing(wrapped_stream, call, self.current)
         except Exception:  # noqa: BLE001 - never lose the user's stream over ours
             call.sem.end()
@@ -206,7 +211,7 @@ class ModelHook:
     def _stream_end(self, call: ModelCall, abandoned: bool) -> None:
         if call.adopted:
             return  # the SDK's span filled it
-        final = call.final
+        final = call.final if call.final is not None else getattr(call.failure, "response", None)
         if final is None:
             # No terminal response (left, failed, or cut short: the span layer says which): the items done so far,
             # with no status (no finish reason) and no usage, both the terminal response's to give.
@@ -226,6 +231,26 @@ def _note_event(call: ModelCall, event: Any) -> None:
         call.final = getattr(event, "response", None)
     elif kind == "response.output_item.done":
         call.items.append(getattr(event, "item", None))
+    elif kind in _TERMINAL_FAILURES:
+        call.failure = event
+
+
+def _ended_without_raising(call: ModelCall) -> str | None:
+    """``wrap_stream``'s ``missing``: a stream that ended without raising. After a terminal failure event (the
+    consumer, the SDK's runner, stops there and raises it itself) the request failed: recorded here as the
+    ``ModelBehaviorError`` the runner raises, with the event's type and the response's status; else the terminal
+    event never sent, unless the SDK's span filled ours."""
+    if call.failure is not None:
+        from agents.exceptions import ModelBehaviorError
+
+        response = getattr(call.failure, "response", None)
+        details = getattr(response, "incomplete_details", None) or getattr(response, "error", None) \
+            or getattr(call.failure, "message", None)
+        reason = getattr(details, "reason", None) or getattr(details, "message", None) or details
+        text = f"the model's stream ended with {getattr(call.failure, 'type', None)}"
+        call.sem.record_error(ModelBehaviorError(f"{text}: {reason}" if reason else text))
+        return None
+    return None if call.adopted or call.final is not None else "response.completed"
 
 
 def _usage_dict(usage: Any) -> Any:
