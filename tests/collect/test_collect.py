@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import socket
 import threading
 import zlib
 import urllib.error
@@ -416,6 +417,15 @@ def test_otlp_grpc_beside_http(collects, tmp_path) -> None:
         assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
         response = export(request, timeout=30, metadata=[("authorization", "Bearer s3cret")])
         assert not response.HasField("partial_success")
+        # the scheme is case-insensitive (RFC 9110 11.1), as over HTTP: a Collector configured with
+        # "bearer ..." had every batch refused on the gRPC port only
+        for scheme in ("bearer", "BEARER"):
+            assert not export(request, timeout=30, metadata=[("authorization", f"{scheme} s3cret")]).HasField(
+                "partial_success")
+            assert _post(locked.url, b"{}", "application/json", Authorization=f"{scheme} s3cret")[0] == 200
+        with pytest.raises(grpc.RpcError) as refused:
+            export(request, timeout=30, metadata=[("authorization", "Basic s3cret")])
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
     locked.stop()
     rec.provider.shutdown()
 
@@ -1123,3 +1133,24 @@ def test_a_forward_url_that_is_no_url_is_refused_at_start(tmp_path) -> None:
     assert proc.stderr.splitlines()[-1] == ("otel-agents ecp collect: error: argument --forward: must be an http:// or "
                                             "https:// URL with a host, got 'localhost:4318/v1/traces' (e.g. "
                                             "http://localhost:4318/v1/traces)"), proc.stderr
+
+
+def test_a_request_still_sending_its_body_at_sigterm_is_answered_503_and_logs_no_traceback(collects) -> None:
+    """At SIGTERM Uvicorn waits its graceful shutdown, then cancels what still runs: a sender still sending its
+    body. That cancellation was logged as "Exception in ASGI application" with a traceback, and the sender got a
+    bare 500; now it gets 503 with Retry-After (which an OTLP exporter retries) and the log has no traceback."""
+    c = collects("c")
+    host, port = c.url.split("/")[2].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: " + host.encode() + b"\r\nContent-Type: application/json"
+                     b"\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n")
+        # Uvicorn answers 100 Continue when the app first asks for the body: the request is being handled
+        assert sock.recv(65536).startswith(b"HTTP/1.1 100 ")
+        sock.sendall(b"{")  # the rest of the body never comes
+        log = c.stop()
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head = answer.split(b"\r\n\r\n", 1)[0].lower()
+    assert head.startswith(b"http/1.1 503") and b"retry-after: 1" in head, answer
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log

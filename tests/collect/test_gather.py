@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -117,14 +118,40 @@ def test_a_rooted_trace_whose_span_lost_its_parent_is_incomplete(rec) -> None:
     served.end()
 
 
-def test_spans_over_the_per_trace_cap_are_dropped_and_said(rec) -> None:
+def test_spans_over_the_per_trace_cap_are_dropped_and_said_and_the_run_keeps_its_root(rec) -> None:
+    """Spans arrive as they end, so the root comes last, over the cap. It used to be dropped with the rest, and
+    each tool span held was folded as a run of its own (4 envelopes for one run, no answer); the root is the
+    parent of spans held, so it is kept: one envelope, the run's answer, the cut said."""
     clock = Clock()
     g, got = _gatherer(clock, max_spans_per_trace=4)
     [run] = _runs(rec, 1, tools=6)  # 7 spans, root last: the root is over the cap
     g.add(run)
     g.flush("shutdown")
-    assert g.dropped["spans_over_cap"] == 3
-    assert [e["incomplete"] for e in got] == ["shutdown; 3 span(s) over the cap of 4 per trace were dropped"] * 4
+    assert g.dropped["spans_over_cap"] == 2
+    [env] = check(got)
+    assert env["incomplete"] == "2 span(s) over the cap of 4 per trace were dropped"
+    assert env["public_output"] == "answer 0" and len(env["tool_calls"]) == 4
+    assert g.held_spans == 0
+
+
+def test_over_the_cap_only_parents_of_spans_held_are_kept_up_to_twice_the_cap(rec) -> None:
+    """A chain that arrives leaf first (each span the parent of the one before) is kept only up to twice the
+    cap; a span over the cap that is nobody's parent (the stray tool) is dropped."""
+    clock = Clock()
+    g, got = _gatherer(clock, max_spans_per_trace=3)
+    agent = rec.telemetry.start_span(Kind.AGENT, "support")
+    chain = [agent]
+    for i in range(9):  # agent <- c0 <- c1 <- ... <- c8
+        chain.append(rec.telemetry.start_span(Kind.CHAIN, f"c{i}", parent=chain[-1]))
+    for span in reversed(chain[1:]):
+        span.end()
+    rec.telemetry.start_span(Kind.TOOL, "stray", parent=agent, attributes={"gen_ai.tool.name": "x"}).end()
+    agent.end()
+    g.add(rec.spans)  # c8 ... c0, stray, agent
+    assert (g.held_spans, g.dropped["spans_over_cap"]) == (6, 5)  # c8..c3 held; c2, c1, c0, stray, agent not
+    g.flush("shutdown")
+    names = {r["name"] for e in check(got) for r in json.loads(e["logs"])}
+    assert {"c8", "c3"} <= names and not names & {"c2", "stray", "support"}
 
 
 def test_a_span_after_its_trace_was_folded_is_counted_and_a_repeated_one_dropped(rec) -> None:

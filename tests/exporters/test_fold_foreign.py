@@ -280,6 +280,20 @@ def test_unknown_vocabulary_is_ignored_and_a_run_without_facts_gives_no_envelope
     assert problems == []
 
 
+def test_an_agent_invocation_without_facts_is_a_run(rec: Any) -> None:
+    """With content capture off (the OTel GenAI instrumentations' default), an agent that answered without a
+    traced step exports one ``invoke_agent`` span and nothing else: that was no run at all, silently (an empty
+    CHAIN still gives none)."""
+    app = rec.app
+    app.start_span("invoke_agent support", attributes={"gen_ai.operation.name": "invoke_agent",
+                                                       "gen_ai.agent.name": "support"}).end()
+    app.start_span("support", attributes={"openinference.span.kind": "AGENT"}).end()
+    app.start_span("wf", attributes={"openinference.span.kind": "CHAIN"}).end()
+    envelopes = check(fold(rec.spans))
+    assert [(e["status"], e["public_output"], e["tool_calls"], e["evaluation_context"]) for e in envelopes] == [
+        ("done", None, [], "agent support")] * 2
+
+
 def test_openllmetry_spans_fold(rec: Any) -> None:
     """OpenLLMetry: a ``workflow`` root, an ``agent`` below it, a ``tool`` whose decorator recorded
     ``{"args", "kwargs"}``, and a model span known by ``llm.request.type`` with the pre-1.37 usage names."""

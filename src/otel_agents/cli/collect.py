@@ -58,7 +58,8 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
                    help="fold a trace whose root never arrived after this long without a new span (default 30)")
     p.add_argument("--max-traces", type=at_least_one, default=10_000, help="traces held at once (default 10000)")
     p.add_argument("--max-spans", type=at_least_one, default=500_000, help="spans held at once (default 500000)")
-    p.add_argument("--max-spans-per-trace", type=at_least_one, default=2000, help="spans kept per trace (default 2000)")
+    p.add_argument("--max-spans-per-trace", type=at_least_one, default=2000, help="spans kept per trace (default 2000); past it, only the parents of spans kept (a run's root), "
+                        "up to twice this")
     p.add_argument("--grpc-port", type=port, metavar="PORT",
                    help="also serve OTLP/gRPC on this port of --host (0 = any free port; 4317 is OTLP/gRPC's): what "
                         "the Collector's loadbalancing exporter sends (needs the collect-grpc extra)")

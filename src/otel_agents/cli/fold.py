@@ -8,13 +8,13 @@ or grader can run over old runs without re-running any agent. Traces recorded by
 other instrumentations (OTel GenAI, PydanticAI, OpenInference, OpenLLMetry) fold
 too (``docs/ecp.md``).
 
-It streams: lines are read one at a time and each trace is folded as soon as it
-is complete (its root span and every parent it names have been read), so
-memory is bounded by the largest trace, not by the file; a trace whose top span
-names a parent that is not in the input (or a remote one), or that holds another
-instrumentation's spans (whose root may end before its children), is folded once
-none of its spans was among the last --idle-spans spans read, the rest at the end
-of input. Envelopes come out in the order their traces complete. Given several files (one per process
+It streams: lines are read one at a time and each trace is folded once none of
+its spans was among the last --idle-spans spans read (the rest at the end of
+input), so memory is bounded by the largest trace plus that window, not by the
+file, and a run's spans read after its root (a server process's, in a file two
+processes write; a stream consumed after its agent returned) are still in its
+envelope. A span read later than that is folded apart, as a partial run marked
+incomplete, and reported. Envelopes come out in the order their traces go idle. Given several files (one per process
 of a distributed run: the agent's, its MCP server's), they are read in order as
 one input and every trace is folded at the end, so a trace spread across them is
 one run (memory then holds all their spans).
@@ -65,8 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--include-thoughts", action="store_true",
                    help="add models' reasoning to evaluation_context (off by default)")
     p.add_argument("--idle-spans", type=int, default=DEFAULT_IDLE_SPANS, metavar="N",
-                   help="fold a trace whose top span's parent is not in the input once none of its spans was "
-                        f"among the last N spans read (default {DEFAULT_IDLE_SPANS})")
+                   help="fold a trace once none of its spans was among the last N spans read (default "
+                        f"{DEFAULT_IDLE_SPANS})")
     p.set_defaults(func=run)
 
 
@@ -144,6 +144,13 @@ def run(args: argparse.Namespace) -> int:
             super().append(note)
             warn(str(note))
 
+    def settle() -> None:  # the live input paused: what is complete is folded and written now
+        if folder.settle():
+            try:
+                out.flush()
+            except OSError as exc:
+                raise _WriteError(exc) from None
+
     errors = Errors()
     folder = StreamFolder(write, on_problem=report, on_warning=warn, include_thoughts=args.include_thoughts,
                           hold=len(args.traces) > 1, idle_spans=args.idle_spans)
@@ -153,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
             warnings = Warnings()
             for reading in args.traces:
                 # bytes from stdin when possible: a line that is not UTF-8 is then reported, not fatal
-                source: Any = reading if reading != "-" else standard_input()
+                source: Any = reading if reading != "-" else live_input(standard_input(), settle)
                 with _collecting_between_lines() as collect:
                     # each span decoded straight into what the fold reads, without the SDK's ReadableSpan
                     for number, spans in iter_otlp_json(source, errors=errors, warnings=warnings,
@@ -186,6 +193,41 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 1 if errors or problems else 0
+
+
+PAUSE_S = 0.2
+"""How long a live input (a pipe) must have nothing to read before its complete traces are folded (:func:`live_input`)."""
+
+
+def live_input(stream: Any, on_pause: Callable[[], Any]) -> Any:
+    """``stream`` (standard input's binary buffer) as a buffered reader that calls ``on_pause()`` whenever it must
+    wait for more input and none came for :data:`PAUSE_S` seconds, once a pause; ``stream`` itself when it is a
+    regular file (never waits) or has no descriptor ``select`` can watch."""
+    import io
+    import select
+    import stat
+
+    try:
+        fd = stream.fileno()
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return stream
+        select.select([fd], [], [], 0)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return stream
+
+    class Pausing(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: Any) -> int:
+            paused = False
+            while not select.select([fd], [], [], PAUSE_S)[0]:
+                if not paused:
+                    paused = True
+                    on_pause()
+            return os.readv(fd, [buffer])
+
+    return io.BufferedReader(Pausing())
 
 
 YOUNG_COLLECTION_SPANS = 2_000

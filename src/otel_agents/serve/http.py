@@ -211,6 +211,15 @@ def _host_allowed(host_header: str | None, names: set[str]) -> bool:
     return is_loopback(name) or name.lower() in names
 
 
+def bearer_token_matches(value: str | None, token: bytes) -> bool:
+    """Whether an ``Authorization`` value (an HTTP header or gRPC metadata) is ``Bearer <token>``, compared in
+    constant time: RFC 6750 section 2.1; the scheme's name is case-insensitive (RFC 9110 section 11.1), so
+    ``bearer`` and ``BEARER`` are the same scheme. ``token``: the token's ASCII bytes (:func:`check_token`)."""
+    scheme, _, sent = (value or "").partition(" ")
+    # what was sent, as bytes (an HTTP header read as latin-1 never fails; a non-ASCII byte never matches)
+    return scheme.lower() == "bearer" and hmac.compare_digest(sent.strip().encode("utf-8", "replace"), token)
+
+
 def check_token(token: str) -> str:
     """``token`` if HTTP can carry it as ``Authorization: Bearer <token>``: visible ASCII, no spaces.
 
@@ -357,14 +366,20 @@ class HTTPGate:
         """The refusal of a request over ``max_connections`` (connections and requests in flight): ``503`` with
         ``Retry-After: 1``, written as this server writes its other refusals (Uvicorn's own is plain text without
         ``Retry-After``: an OTLP exporter cannot tell when to retry, and it is no ``google.rpc.Status``)."""
+        await self._unavailable(scope, send, f"server busy: {self.limits.max_connections} connections and "
+                                "requests at once; retry later")
+
+    async def shutting_down(self, scope: Scope, send: Send) -> None:
+        """The answer to a request still unanswered when the server stops (its graceful shutdown is over and
+        Uvicorn cancels what still runs): ``503`` with ``Retry-After: 1``, which an OTLP exporter retries."""
+        await self._unavailable(scope, send, "server shutting down: the request was not handled; retry later")
+
+    async def _unavailable(self, scope: Scope, send: Send, message: str) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        await self.reply(self._cors(headers, send), headers, 503, f"server busy: {self.limits.max_connections} "
-                         "connections and requests at once; retry later", {"retry-after": "1", "connection": "close"})
+        await self.reply(self._cors(headers, send), headers, 503, message, {"retry-after": "1", "connection": "close"})
 
     def _authorized(self, value: str | None) -> bool:
-        scheme, _, token = (value or "").partition(" ")
-        # the header's bytes as sent (headers are read as latin-1), against the token's ASCII bytes
-        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode("latin-1"), self._token or b"")
+        return bearer_token_matches(value, self._token or b"")
 
     async def body(self, headers: Mapping[str, str], receive: Receive, send: Send) -> bytes | None:
         """Check 5: the whole body, or ``None`` when it was refused (answered) or the client left."""
@@ -592,11 +607,13 @@ def uvicorn_warnings() -> UvicornWarnings:
     return throttle
 
 
-def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None) -> type:
+def _protocol_class(gate: HTTPGate | None = None) -> type:
     """Uvicorn's h11 protocol, plus a deadline for the request head (Uvicorn's keep-alive timer is
-    cancelled by the first byte of a request and never armed before the first one), and, with ``busy``,
-    Uvicorn's ``limit_concurrency`` check made in front of the app so that ``busy(scope, send)`` answers a
-    request over the limit instead of Uvicorn's plain-text 503.
+    cancelled by the first byte of a request and never armed before the first one), and, with ``gate``,
+    Uvicorn's ``limit_concurrency`` check made in front of the app so that ``gate.busy(scope, send)`` answers a
+    request over the limit instead of Uvicorn's plain-text 503, and ``gate.shutting_down(scope, send)`` a request
+    Uvicorn cancels at the end of its graceful shutdown (a sender still sending its body): Uvicorn would log the
+    cancellation as "Exception in ASGI application" with a traceback per request and answer a bare 500.
 
     Back-pressure on pipelined requests (RFC 9112 section 9.3.2): Uvicorn's h11 protocol resumes reading
     whenever the application asks for its request body, so requests sent ahead piled up in h11's buffer
@@ -622,15 +639,26 @@ def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None
     class DeadlineH11Protocol(H11Protocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            if busy is None or self.limit_concurrency is None:
+            if gate is None:
                 return
             limit, self.limit_concurrency, app = self.limit_concurrency, None, self.app
 
             async def bounded(scope: Scope, receive: Receive, send: Send) -> None:
-                # Uvicorn's test, made before it adds the request's task: here that task is in self.tasks
-                if len(self.connections) >= limit or len(self.tasks) > limit:
-                    return await busy(scope, send)
-                return await app(scope, receive, send)
+                started = False
+
+                async def tracked(message: dict) -> None:
+                    nonlocal started
+                    started = started or message["type"] == "http.response.start"
+                    await send(message)
+
+                try:
+                    # Uvicorn's test, made before it adds the request's task: here that task is in self.tasks
+                    if limit is not None and (len(self.connections) >= limit or len(self.tasks) > limit):
+                        return await gate.busy(scope, tracked)
+                    return await app(scope, receive, tracked)
+                except asyncio.CancelledError:  # Uvicorn cancels request tasks only when it stops
+                    if not started and not self.transport.is_closing():
+                        await gate.shutting_down(scope, send)
 
             self.app = bounded
 
@@ -752,7 +780,7 @@ def make_server(app: Any, limits: HTTPLimits | None = None) -> Any:
             return contextlib.nullcontext()
 
     gate = getattr(app, "gate", None)  # ECPApp, OTLPReceiver: their HTTPGate answers a request over the limit
-    config = uvicorn.Config(app, http=_protocol_class(gate.busy if gate is not None else None), ws="none", lifespan="off", log_config=None,
+    config = uvicorn.Config(app, http=_protocol_class(gate), ws="none", lifespan="off", log_config=None,
                             access_log=False, server_header=False, timeout_keep_alive=limits.connection_timeout,
                             limit_concurrency=limits.max_connections, backlog=limits.backlog,
                             timeout_graceful_shutdown=SHUTDOWN_GRACE, h11_max_incomplete_event_size=MAX_HEAD)

@@ -28,11 +28,11 @@ browsers cannot speak gRPC; bind loopback (the default) or set a token.
 
 from __future__ import annotations
 
-import hmac
 import threading
 from concurrent import futures
 from typing import Any
 
+from .http import bearer_token_matches, check_token
 from .otlp import DECOMPRESSED_FACTOR, RETRY_AFTER_S, OTLPReceiver
 
 _SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
@@ -68,13 +68,14 @@ def serve_grpc(receiver: OTLPReceiver, host: str, port: int, auth_token: str | N
 
     Raises:
         RuntimeError: ``grpcio`` is not installed, or the address cannot be bound.
+        ValueError: a token HTTP cannot carry (:func:`~.http.check_token`).
     """
     try:
         import grpc
         from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
     except ImportError as exc:
         raise RuntimeError("OTLP/gRPC needs grpcio: pip install 'otel-agents[collect-grpc]'") from exc
-    token = f"Bearer {auth_token}".encode() if auth_token else None
+    token = check_token(auth_token).encode("ascii") if auth_token else None
     codes = {400: grpc.StatusCode.INVALID_ARGUMENT, 503: grpc.StatusCode.UNAVAILABLE}
 
     timeout = receiver.limits.connection_timeout
@@ -107,8 +108,7 @@ def serve_grpc(receiver: OTLPReceiver, host: str, port: int, auth_token: str | N
         if body is None:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no ExportTraceServiceRequest message")
         if token is not None:
-            sent = dict(context.invocation_metadata()).get("authorization", "")
-            if not hmac.compare_digest(sent.encode(), token):
+            if not bearer_token_matches(dict(context.invocation_metadata()).get("authorization"), token):
                 context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         outcome = receiver.ingest_body(body)
         if isinstance(outcome, tuple) and outcome[0] == 503:

@@ -21,7 +21,7 @@ or write envelopes as JSON lines from an exporter (the ``ecp`` entry point of
 
 or re-fold stored traces offline: ``otel-agents fold TRACES.jsonl -o ENVELOPES.jsonl``
 (see :mod:`otel_agents.exporters.file`), which streams through :class:`StreamFolder`:
-each trace is folded as soon as it is complete, memory bounded by the largest trace.
+each trace is folded once it is idle (``--idle-spans``), memory bounded by the largest trace plus that window.
 
 What is one run: the subtree of each outermost semantic span of a trace (the
 first span, from the top down, with ``otel_agents.span.kind`` or a kind of

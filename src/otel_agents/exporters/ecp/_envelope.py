@@ -48,8 +48,11 @@ def _logs(records: list[dict[str, Any]]) -> str:
 def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any] | None:
     """The ECP result envelope of one run (see the module docstring for the mapping).
 
-    ``None`` for a run rooted in another vocabulary's span that holds none of the facts an envelope
-    reports (no output, no tool call, no model call, no error): no envelope rather than an empty one.
+    ``None`` for a run rooted in another vocabulary's span other than an agent's that holds none of the facts
+    an envelope reports (no output, no tool call, no model call, no error): no envelope rather than an empty one.
+    An agent's invocation (OTel GenAI ``invoke_agent``, an OpenInference ``AGENT``) is a run even so: with
+    content capture off (the OTel GenAI instrumentations' default) an agent that answered without a traced step
+    exports exactly that span.
     """
     tree = RunTree(run)
     spans = tree.spans
@@ -80,7 +83,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     context, steps, errors, effects = evidence(tree, include_thoughts=include_thoughts)
     public_output = _public_output(run, tree, paused, stop_reason)
     if (public_output is None and not tool_calls and not models and not errors and run.root is not None
-            and F.frozen(run.root).foreign):
+            and F.frozen(run.root).foreign and F.frozen(run.root).semantic_kind != "agent"):
         return None
     tool_errors = sum(1 for c in tool_calls if c["status"] == "error")
     trace_hex = F.trace_id_hex(run.trace_id)

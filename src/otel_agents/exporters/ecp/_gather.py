@@ -16,7 +16,10 @@ before are in another envelope).
 Bounds (memory stays flat whatever the stream): at most ``max_traces`` traces
 and ``max_spans`` spans are held; past either, the oldest trace (first span
 received first) is folded early, marked ``incomplete``. A trace keeps at most
-``max_spans_per_trace`` spans; the rest are dropped. Every such event is
+``max_spans_per_trace`` spans; the rest are dropped, except a span that is the parent of a span held (an SDK
+exports a span when it ends, so a run's root and its steps' spans, which end last, arrive last): those are kept,
+up to twice the cap in all, so that a run cut short is still one run, with its root and its shape, and not one
+run per step whose parent was dropped. Every such event is
 counted in :attr:`TraceGatherer.dropped` and logged (WARNING) with the running
 count, at its 1st, 10th, 100th... occurrence (so an overload cannot flood the log).
 
@@ -56,7 +59,8 @@ logger = logging.getLogger("otel_agents.collect")
 
 
 class _Held:
-    __slots__ = ("index", "root", "last_seen", "duplicates", "over", "foreign", "ours", "ours_from", "earlier")
+    __slots__ = ("index", "root", "last_seen", "duplicates", "over", "foreign", "ours", "ours_from", "earlier",
+                 "parents_missing")
 
     def __init__(self, now: float, earlier: int = 0):
         self.index: dict[int, F.FoldSpan] = {}
@@ -68,6 +72,7 @@ class _Held:
         self.ours = False       # holds a span of ours
         self.ours_from = 0      # TraceGatherer.spans when its first span of ours arrived (the order of those held)
         self.earlier = earlier  # spans of the trace folded before this part of it began (a late part)
+        self.parents_missing: set[int] | None = None  # once over the cap: parent ids spans held name, not held
 
 
 class TraceGatherer:
@@ -80,7 +85,8 @@ class TraceGatherer:
         trace_timeout: seconds without a new span after which a trace is folded even without its root.
         max_traces: traces held at once (``groupbytrace``'s ``num_traces``).
         max_spans: spans held at once, all traces together.
-        max_spans_per_trace: spans kept per trace.
+        max_spans_per_trace: spans kept per trace; over it, a span that is the parent of a span held is
+            kept too (up to twice this in all), so a run cut short keeps its root.
         include_thoughts: add models' reasoning to ``evaluation_context``.
         on_problem: called with a message per trace with duplicate span ids or spans on a parent
             cycle, and per run that could not be folded; default: logged as WARNING.
@@ -168,12 +174,17 @@ class TraceGatherer:
             if span_id in held.index:
                 held.duplicates += 1
                 continue
-            if len(held.index) >= self.max_spans_per_trace:
+            over = len(held.index) >= self.max_spans_per_trace
+            if over and not self._parent_of_held(held, span_id):
                 held.over += 1
                 self._count("spans_over_cap", f"trace {F.trace_id_hex(trace_id)} has more than "
                                               f"{self.max_spans_per_trace} spans; span dropped")
                 continue
             fs = F.frozen(span)
+            if over:  # kept as the parent of spans held: its own parent, if not held, is kept when it comes
+                held.parents_missing.discard(span_id)
+                if fs.parent_id is not None and fs.parent_id not in held.index:
+                    held.parents_missing.add(fs.parent_id)
             held.index[span_id] = fs
             self._held_spans += 1
             if fs.parent is None:
@@ -191,6 +202,13 @@ class TraceGatherer:
                                           f"{self.max_traces} traces or {self.max_spans} spans held")
             self._fold(trace_id, f"folded early: the receiver held more than {self.max_traces} traces "
                                  f"or {self.max_spans} spans")
+
+    def _parent_of_held(self, held: _Held, span_id: int) -> bool:
+        """Whether a span over the cap is kept: it is the parent of a span held, and the trace holds fewer
+        than twice ``max_spans_per_trace`` spans. The parents missing are found once, when the cap is reached."""
+        if held.parents_missing is None:
+            held.parents_missing = set(_missing_parents(held.index))
+        return span_id in held.parents_missing and len(held.index) < 2 * self.max_spans_per_trace
 
     def fold_ready(self) -> int:
         """Fold every complete trace (root arrived and idle ``trace_idle``) and every trace idle

@@ -1,23 +1,18 @@
 """Folding spans as they are read, one trace at a time (``otel-agents fold`` streams with it).
 
-Spans are stored as they end, and our spans end after their children, so a
-trace of ours is complete once its root span has been read. :class:`StreamFolder`
-groups incoming spans by trace and folds a trace as soon as it is complete: it
-holds a span with no parent and no span it holds names a parent it has not
-seen. Other traces are folded once they have been idle for ``idle_spans``
-spans (no span of it among the last ``idle_spans`` read), the way the
-Collector's ``groupbytrace`` processor releases a trace after its wait
-duration:
-
-* a trace holding another instrumentation's span (:mod:`._vocabularies`): its
-  root may end before its children (OpenLLMetry's LlamaIndex workflow span
-  ends when ``run()`` hands back its handler, and the workflow's steps start
-  after it), so a root read first does not make it complete;
-* a trace whose top span names a remote parent (an MCP or A2A server's side of
-  a call): the caller's span, when the file holds it, ends after it;
-* a trace whose top span names a parent that is not in the input (an older
-  SDK, a Collector that filtered spans): a span whose parent is missing is the
-  top of its run.
+:class:`StreamFolder` groups incoming spans by trace and folds a trace once it is
+idle: none of its spans was among the last ``idle_spans`` spans read, the way
+the Collector's ``groupbytrace`` processor releases a trace after its wait
+duration. A trace whose root has been read is not folded then and there, though
+spans are stored as they end and ours end after their children: the rest of
+a run may still come after its root in a file several processes write (an MCP
+or A2A server's spans, exported up to a batch delay after the caller's), in
+``cat agent.jsonl server.jsonl``, or as a model span whose stream was consumed
+after its agent returned it. So the envelopes do not depend on the order of
+the lines, within the window. A live input that pauses (a pipe with nothing
+more to read yet) has its complete traces folded then (:meth:`StreamFolder.settle`):
+a root and every parent its spans name read, and no span of another
+instrumentation.
 
 The rest is folded by :meth:`StreamFolder.finish` (end of input). Memory is
 therefore bounded by the traces still open at once — in a file written as
@@ -35,10 +30,11 @@ it is folded (idle), with the traces of ours still open and with the steps of th
 read at most ``idle_spans`` spans before its own (at most ``idle_spans`` steps kept); a trace of ours read later
 than that leaves it a run of its own, as before.
 
-Limits of reading a stream: a span that arrives after its trace was folded
-(a span of ours that ended after our root, a batch later than the idle
-window) is folded with the spans that come after it, as a run of its own;
-envelopes come out in the order their traces complete, not by start time.
+Limits of reading a stream: a span read after its trace was folded (more
+than ``idle_spans`` spans after the trace's last one) is folded with the spans
+of that trace that come after it, as a partial run marked ``incomplete`` and
+reported as a problem (``on_problem``); envelopes come out in the order their
+traces go idle, not by start time.
 """
 
 from __future__ import annotations
@@ -63,17 +59,18 @@ DEFAULT_REMEMBERED_SPANS = 1_000_000
 
 
 class _Trace:
-    __slots__ = ("index", "wanted", "roots", "foreign", "ours", "duplicates", "first_line", "last_seen")
+    __slots__ = ("index", "wanted", "roots", "foreign", "ours", "duplicates", "first_line", "last_seen", "earlier")
 
-    def __init__(self, first_line: int):
+    def __init__(self, first_line: int, earlier: int = 0):
         self.index: dict[int, F.FoldSpan] = {}
-        self.wanted: set[int] = set()   # parent ids named but not seen yet
+        self.wanted: set[int] = set()   # parent ids named but not read yet
         self.roots = 0                  # spans with no parent
-        self.foreign = False            # holds a span of another instrumentation: complete only when idle
+        self.foreign = False            # holds a span of another instrumentation
         self.ours = False               # holds a span of ours
         self.duplicates = 0
         self.first_line = first_line
         self.last_seen = 0              # StreamFolder.spans when a span of this trace was last read
+        self.earlier = earlier          # spans of the trace folded before this part of it was read (a late part)
 
 
 def _holds(ids: array, span_id: int) -> bool:
@@ -122,7 +119,7 @@ class FoldedSpans:
 
 
 class StreamFolder:
-    """Folds spans fed in batches into ECP envelopes, each trace as soon as it is complete.
+    """Folds spans fed in batches into ECP envelopes, each trace once it is idle (see the module docstring).
 
     Args:
         on_envelope: called with each envelope (a JSON-ready ``dict``).
@@ -135,13 +132,13 @@ class StreamFolder:
         include_thoughts: add models' reasoning to ``evaluation_context``.
         hold: fold nothing before :meth:`finish` (several inputs, e.g. one file per process, where
             a trace that looks complete may continue in a later input); memory then holds every span.
-        idle_spans: a trace not complete by the rule above is folded once none
-            of its spans was among the last ``idle_spans`` spans read (not with ``hold``).
+        idle_spans: a trace is folded once none of its spans was among the last ``idle_spans`` spans read
+            (not with ``hold``).
         remembered_spans: span ids of folded traces kept to recognise duplicates.
 
     Attributes:
         spans: spans fed so far; ``runs``: envelopes made so far; ``open_spans``:
-            spans held now (of traces not yet complete); ``duplicates``: spans
+            spans held now (of traces not yet folded); ``duplicates``: spans
             skipped because the same trace id and span id had been read before;
             ``duplicates_warned``: those of them an ``on_warning`` message named (the
             others repeat a span of a trace folded before they came).
@@ -178,7 +175,6 @@ class StreamFolder:
 
     def add(self, spans: Iterable[ReadableSpan], line: int = 0) -> None:
         """Feed the spans of one batch (one line of a file: ``line`` is its number, for messages)."""
-        touched: dict[int, _Trace] = {}
         traces, folded, fold_span, changed = self._traces, self._folded.traces, F.FoldSpan, self._changed
         for span in spans:
             ctx = span.context
@@ -194,13 +190,12 @@ class StreamFolder:
                 continue
             trace = traces.get(trace_id)
             if trace is None:
-                trace = traces[trace_id] = _Trace(line)
+                trace = traces[trace_id] = _Trace(line, len(done) if done is not None else 0)
             else:
                 traces.move_to_end(trace_id)
                 if trace.ours:
                     changed[trace_id] = trace
             trace.last_seen = self.spans
-            touched[trace_id] = trace
             if span_id in trace.index:
                 trace.duplicates += 1
                 self.duplicates += 1
@@ -220,15 +215,26 @@ class StreamFolder:
                 trace.wanted.add(fs.parent_id)  # type: ignore[arg-type]
         if self.hold:
             return
-        for trace_id, trace in touched.items():
-            if trace.roots and not trace.wanted and not trace.foreign:
-                self._fold(trace_id)
         idle_before = self.spans - self.idle_spans
         while traces:
             trace_id, trace = next(iter(traces.items()))
             if trace.last_seen > idle_before:
                 break
             self._fold(trace_id)  # idle: its missing parents are not coming
+
+    def settle(self) -> int:
+        """Fold every trace that is complete — its root and every parent its spans name have been read, and it
+        holds no span of another instrumentation (whose root may end before its children) — without waiting for
+        it to go idle; returns how many were folded. For a live input that has paused (``otel-agents fold -``
+        reading a pipe with nothing more to read): what was written so far is folded, not held until more comes.
+        Nothing with ``hold``."""
+        if self.hold:
+            return 0
+        done = [trace_id for trace_id, trace in self._traces.items()
+                if trace.roots and not trace.wanted and not trace.foreign]
+        for trace_id in done:
+            self._fold(trace_id)
+        return len(done)
 
     def finish(self) -> None:
         """Fold every trace still open (end of input), least recently read first."""
@@ -239,7 +245,8 @@ class StreamFolder:
         trace = self._traces.pop(trace_id)
         if trace.ours:
             self._changed.pop(trace_id, None)
-        self.open_spans -= len(trace.index)
+        held = len(trace.index)
+        self.open_spans -= held
         self._folded.remember(trace_id, trace.index)
         if self._views.fold_trace(trace_id, trace.index.values(), ours=trace.ours, foreign=trace.foreign,
                                   stamp=trace.last_seen, window=self.idle_spans, held=self._held_changes):
@@ -252,9 +259,17 @@ class StreamFolder:
             self.on_warning(f"trace {F.trace_id_hex(trace_id)}: {trace.duplicates} span(s) repeat a span id "
                             "already seen (the first was kept)")
         runs.sort(key=lambda r: start_order(r.root))
+        late = None
+        if trace.earlier:  # the rest of a run folded before: whatever its root says, what came first is not here
+            late = (f"a late part of the trace: {trace.earlier} span(s) of it were read before and folded into "
+                    "another envelope")
+            problems.append(f"trace {F.trace_id_hex(trace_id)} (from line {trace.first_line}): {held} span(s) "
+                            f"read more than {self.idle_spans} spans after the trace's last one were folded apart "
+                            "from it (raise --idle-spans)")
         for problem in problems:
             self._problem(problem)
         for run in runs:
+            run.incomplete = late
             try:
                 envelope = build_envelope(run, include_thoughts=self.include_thoughts)
             except Exception as exc:  # noqa: BLE001 - damaged input must not stop the other runs
