@@ -1038,7 +1038,7 @@ def test_forward_queue_is_bounded_in_bytes_while_the_endpoint_stalls() -> None:
     forwarder = Forwarder(f"http://127.0.0.1:{stalled.getsockname()[1]}/v1/traces", timeout=30)
     body = b"x" * (1 << 20)  # one object, 1 MiB, submitted 100 times: 100 MiB queued if nothing bounds it
     for _ in range(100):
-        forwarder.submit((body, PB, None))
+        forwarder.submit((body, PB, None, None))
     assert 30 <= forwarder.dropped <= 37, forwarder.dropped
     forwarder.close(timeout=0.1)  # the endpoint still stalled: what waits is neither sent nor counted failed
     queued = 100 - forwarder.dropped - 1  # one is in flight
@@ -1063,7 +1063,7 @@ def test_forward_failures_are_logged_at_powers_of_two_not_one_line_a_request(cap
     forwarder = Forwarder(f"http://127.0.0.1:{port}/v1/traces", timeout=5)
     with caplog.at_level(logging.WARNING, logger="otel_agents"):
         for _ in range(40):
-            forwarder.submit((b"x", PB, None))
+            forwarder.submit((b"x", PB, None, None))
         forwarder.close(timeout=30)
     assert forwarder.failed == 40 and forwarder.sent == 0
     logged = [r.getMessage() for r in caplog.records if f"forwarding to {forwarder.url} " in r.getMessage()]

@@ -103,7 +103,7 @@ def forwarding(endpoint: Endpoint, requests: int, timeout: float = 10.0) -> Forw
     """A Forwarder to ``endpoint`` that has handled ``requests`` requests (one body each: ``request N``)."""
     forwarder = Forwarder(endpoint.url, timeout=timeout)
     for n in range(requests):
-        forwarder.submit((f"request {n}".encode(), PB, None))
+        forwarder.submit((f"request {n}".encode(), PB, None, None))
     wait_for(lambda: forwarder.sent + forwarder.failed == requests, f"{requests} requests handled", attempts=300)
     return forwarder
 
@@ -212,3 +212,101 @@ def test_an_answer_that_is_not_http_is_a_failure_not_the_end_of_forwarding() -> 
     endpoint.close()
     assert (forwarder.sent, forwarder.failed) == (1, 1)
     assert endpoint.bodies == [b"request 0", b"request 1"]
+
+
+@pytest.mark.parametrize("host, url", [("127.0.0.1", "http://localhost:{port}/v1/traces"),
+                                       ("127.0.0.1", "http://127.0.0.1:{port}/v1/traces"),
+                                       ("localhost", "http://127.0.0.1:{port}"),
+                                       ("0.0.0.0", "http://127.0.0.1:{port}/v1/traces"),
+                                       ("0.0.0.0", "http://user:secret@0.0.0.0:{port}/v1/traces")])
+def test_a_forward_to_its_own_address_is_refused_at_start(host: str, url: str, tmp_path, capsys) -> None:
+    """``--forward`` naming the receiver's own address (the default port and a copied ``http://127.0.0.1:4318``):
+    before, collect started and passed every request back to itself for ever (thousands from one span; the trace
+    never went idle). Now exit 2 naming the loop. (The port is held by the test: before the fix, collect failed to
+    bind it, with another message, rather than run.)"""
+    from otel_agents.cli import main
+
+    with socket.create_server((host, 0)) as held:
+        port = held.getsockname()[1]
+        url = url.format(port=port)
+        assert main(["ecp", "collect", "--host", host, "--port", str(port), "--forward", url, "--allow-remote",
+                     "--auth-token", "t0ken", "-o", str(tmp_path / "e.jsonl")]) == 2
+    err = capsys.readouterr().err
+    shown = url.replace("user:secret@", "[REDACTED]@")
+    assert f"--forward {shown} is this receiver's own address ({host}:{port}): every request would be forwarded " \
+           "back to it, for ever" in err and "secret" not in err
+    assert not (tmp_path / "e.jsonl").exists()
+
+
+class Relay:
+    """A proxy on 127.0.0.1 that relays each POST, headers and body, to ``target`` (set later) and its answer back;
+    ``count``: the requests relayed."""
+
+    def __init__(self) -> None:
+        import http.client
+        import http.server
+
+        relay = self
+        self.target = ""
+        self.count = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                from urllib.parse import urlsplit
+
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                relay.count += 1
+                target = urlsplit(relay.target)
+                conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+                skip = ("host", "connection", "content-length")
+                conn.request("POST", target.path, body, {k: v for k, v in self.headers.items() if k.lower() not in skip})
+                answer = conn.getresponse()
+                data = answer.read()
+                conn.close()
+                self.send_response(answer.status)
+                self.send_header("Content-Type", answer.headers.get("Content-Type", ""))
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_loop_through_another_collect_and_a_proxy_is_cut(collects, tmp_path) -> None:
+    """collect A forwards to collect B, B to a proxy that relays to A: a loop A's start check cannot see. Before,
+    every request went round for ever (the trace never went idle, its envelope came only at shutdown). Now each
+    forwarder appends its mark to the request's ``otel-agents-forwarded`` header (B keeps A's); A gets back a request
+    carrying its own and does not forward or fold it again: each collect folds the run once, before shutdown, each
+    request goes round once, and A logs the loop once and counts it."""
+    import re
+
+    from .conftest import emit, new_runs
+
+    relay = Relay()
+    try:
+        b = collects("b", "--trace-idle", "0.3", "--forward", relay.url)
+        a = collects("a", "--trace-idle", "0.3", "--forward", b.url)
+        relay.target = a.url
+        emit(tmp_path, "root", a.url, new_runs(1))
+        wait_for(lambda: len(a.envelopes()) == 1 and len(b.envelopes()) == 1, "one envelope on each side")
+        wait_for(lambda: "came back" in a.log.read_text(encoding="utf-8"), "the loop logged")
+        log_a, log_b = a.stop(), b.stop()
+    finally:
+        relay.close()
+    (summary,) = [line for line in log_a.splitlines() if line.startswith("otel-agents collect: --forward ")]
+    found = re.fullmatch(rf"otel-agents collect: --forward {re.escape(b.url)}: (\d+) request\(s\) sent, 0 failed, 0 "
+                         r"dropped; (\d+) came back \(a loop\), not forwarded again", summary)
+    assert found and found[1] == found[2] == str(relay.count), (summary, relay.count)
+    assert f"--forward {relay.url}: {relay.count} request(s) sent, 0 failed" in log_b
+    assert log_a.count("came back here: a loop") == 1 and "came back" not in log_b
+    assert [e["trace_id"] for e in a.envelopes()] == [e["trace_id"] for e in b.envelopes()]
+    assert not any(e.get("incomplete") for e in a.envelopes() + b.envelopes()), a.envelopes()

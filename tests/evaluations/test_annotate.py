@@ -241,7 +241,7 @@ def test_langfuse_scores_request_shape(graded: dict[str, Path], tmp_path: Path, 
     annotate(str(run / "report.json"), "-o", str(file_out))
     monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-annotate")
     monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-annotate-SECRET")
-    with Receiver() as rx:
+    with Receiver(answer=("application/json", b'{"id": "a-score"}')) as rx:  # Langfuse's CreateScoreResponse
         assert annotate(str(run / "report.json"), "--to", "langfuse", "-o", rx.url) == 0
         assert annotate(str(run / "report.json"), "--to", "langfuse", "-o", rx.url) == 0  # sent twice: same ids
         requests = list(rx.requests)
@@ -759,9 +759,10 @@ def test_step_logs_nested_too_deeply_are_no_records_not_a_traceback(tmp_path: Pa
 @pytest.mark.parametrize("target", ["phoenix", "langfuse"])
 def test_an_endless_answer_body_does_not_hold_the_delivery(status: int, target: str) -> None:
     """A Phoenix or Langfuse endpoint that answers with a body that never ends (1 MiB of a declared 10 GB, then
-    nothing): refused (500) is failed with the start of its body, at once; accepted (200) is sent by Langfuse,
-    and failed by Phoenix, whose answer lists the annotations' ids (this one is no JSON: not Phoenix), also at
-    once; before, the whole body was read, until the timeout here, without limit for a body that keeps coming."""
+    nothing): refused (500) is failed with the start of its body, at once; accepted (200) is failed too, also at
+    once: Phoenix's answer lists the annotations' ids, Langfuse's gives the score's id, and this one is no JSON;
+    before, the whole body was read, until the timeout here, without limit for a body that keeps coming (and
+    Langfuse's client, reading no answer, counted it sent)."""
     import socket
     import threading
 
@@ -787,11 +788,10 @@ def test_an_endless_answer_body_does_not_hold_the_delivery(status: int, target: 
         delivery = score_langfuse([result], url, public_key="pk", secret_key="sk", timeout=30)
     done.set()
     server.close()
-    if status == 200 and target == "phoenix":
+    if status == 200:
         (failure,) = delivery.failed
-        assert delivery.sent == 0 and "HTTP 200 with no content type, not Phoenix's answer" in failure, failure
-    elif status == 200:
-        assert (delivery.sent, delivery.failed) == (1, [])
+        said = "Phoenix's answer" if target == "phoenix" else "Langfuse's answer with the score's id"
+        assert delivery.sent == 0 and f"HTTP 200 with no content type, not {said}" in failure, failure
     else:
         (failure,) = delivery.failed
         assert delivery.sent == 0 and failure.endswith("HTTP 500 " + "e" * 300)
@@ -956,6 +956,30 @@ def test_phoenix_annotations_count_only_what_phoenix_answered(content_type: str,
         assert body.decode()[:20] in failure
 
 
+@pytest.mark.parametrize(("content_type", "body", "sent"), [
+    ("application/json", None, 2),  # {"id": the score's id}
+    ("application/json; charset=utf-8", b'{"id": "4f9a"}', 2),
+    ("text/html; charset=utf-8", b"<html><body>Sign in to continue</body></html>", 0),
+    ("application/json", b'{"message": "ok"}', 0),
+    ("application/json", b'{"id": 7}', 0),
+    ("application/json", b'[{"id": "x"}]', 0),
+])
+def test_langfuse_scores_count_only_what_langfuse_answered(content_type: str, body: bytes | None, sent: int) -> None:
+    """A 200 counts a score as sent only when it is Langfuse's ``CreateScoreResponse`` (JSON, the score's ``id`` a
+    string); a proxy's or a login page, or JSON of another shape, is a failure quoting its start, as for Phoenix
+    (:func:`~otel_agents.exporters._accepted.other_answer`). Before, the answer was never read: any 200 was sent."""
+    from otel_agents.evaluations import score_langfuse
+
+    with _backend(None, 200, body, content_type) as (hostport, got):
+        delivery = score_langfuse(_two_results(), f"http://{hostport}", public_key="pk", secret_key="sk", timeout=10)
+    assert [request["observationId"] for _, request in got] == ["cd" * 8, "ef" * 8]
+    assert delivery.sent == sent
+    if not sent:
+        assert delivery.failed == [f"{result.key}: HTTP 200 with '{content_type}', not Langfuse's answer with the "
+                                   f"score's id (a proxy or a login page in the way?): {body.decode()!r}"
+                                   for result in _two_results()], delivery.failed
+
+
 @contextlib.contextmanager
 def _trickling(status: int, content_type: str) -> Iterator[str]:
     """A loopback server (its URL) whose every answer, ``status`` with ``content_type`` and a declared 100 kB, comes
@@ -1114,8 +1138,8 @@ def _backend(authorization: str | None, status: int = 200, body: bytes | None = 
              content_type: str = "application/json", location: str | None = None) -> Iterator[tuple[str, list]]:
     """A loopback stand-in for Phoenix's annotations and Langfuse's scores (its ``host:port``, and ``(headers,
     body)`` of each request): a request without ``authorization`` (when given) is answered 401; else ``status``
-    with ``body`` (``content_type``; a ``location`` header when given), by default Phoenix's answer (one id per
-    annotation), which Langfuse's client does not read."""
+    with ``body`` (``content_type``; a ``location`` header when given), by default the backend's own answer:
+    Phoenix's (one id per annotation) to a request of annotations, Langfuse's (the score's id) to a score."""
     got: list = []
 
     class Handler(QuietHandler):
@@ -1125,9 +1149,10 @@ def _backend(authorization: str | None, status: int = 200, body: bytes | None = 
             code, answer = status, body
             if authorization is not None and self.headers.get("authorization") != authorization:
                 code, answer = 401, b'{"detail": "unauthorized"}'
+            elif answer is None and "data" not in sent:  # a Langfuse score
+                answer = json.dumps({"id": sent["id"]}).encode()
             elif answer is None:
-                answer = json.dumps({"data": [{"id": f"id{i}"} for i, _ in enumerate(sent.get("data") or [sent])]
-                                     }).encode()
+                answer = json.dumps({"data": [{"id": f"id{i}"} for i, _ in enumerate(sent["data"])]}).encode()
             self.send_response(code)
             self.send_header("content-type", content_type)
             if location is not None:

@@ -84,7 +84,7 @@ def test_the_forwarder_sends_the_urls_user_info_as_basic_auth() -> None:
     with Receiver() as rx:
         hostport = rx.url.removeprefix("http://")
         forwarder = Forwarder(f"http://user:{SECRET}%40x@{hostport}/v1/traces", {"authorization": "Bearer old"})
-        forwarder.submit((b"", "application/x-protobuf", None))
+        forwarder.submit((b"", "application/x-protobuf", None, None))
         forwarder.close(timeout=30)
         (request,) = rx.requests
     assert request.headers["authorization"] == "Basic " + base64.b64encode(f"user:{SECRET}@x".encode()).decode()

@@ -323,7 +323,10 @@ def test_the_idle_window_is_a_cli_option(tmp_path, capsys):
     path.write_text("\n".join(orphan_trace_lines(5)) + "\n", encoding="utf-8")
     assert main(["fold", str(path), "--idle-spans", "1"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 5
-    assert main(["fold", str(path), "--idle-spans", "0"]) == 2
+    for bad, said in (("0", "must be at least 1, got 0"), ("x", "must be a whole number, at least 1, got 'x'")):
+        with pytest.raises(SystemExit) as exit_:  # argparse's error, naming the option and what it takes
+            main(["fold", str(path), "--idle-spans", bad])
+        assert exit_.value.code == 2 and f"--idle-spans: {said}" in capsys.readouterr().err
 
 
 def test_a_file_read_twice_folds_each_run_once_with_a_warning(tmp_path):

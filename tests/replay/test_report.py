@@ -329,20 +329,68 @@ def test_bidirectional_controls_in_names_are_shown_not_obeyed_on_the_page_and_th
 
 def test_k_below_one_is_refused_and_a_k_above_the_runs_is_said(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    """``--k 0`` and ``--k -1`` are exit 2 naming the option (before, 0 silently meant the default and -1 meant
-    1); a k above an agent's runs is lowered to them with a note on standard error (before, silently)."""
+    """``--k 0``, ``--k -1`` and ``--k x`` are exit 2 naming the option and what it takes (before, 0 silently meant
+    the default and -1 meant 1; ``x`` was an ``invalid at_least_one value``, the name of our function); a k above
+    an agent's runs gives no pass@k or pass^k (both need k runs; before, k was lowered to the runs, first silently,
+    then with a note), said on standard error, and ``--fail-under pass_k`` fails it as one with no value."""
     from otel_agents.cli import main
 
     report, other = tmp_path / "r.json", tmp_path / "r2.json"
     report.write_text(json.dumps(_report_with([])), encoding="utf-8")
     other.write_text(json.dumps(_report_with([])), encoding="utf-8")
-    for k in ("0", "-1"):
+    for k, said in (("0", "must be at least 1, got 0"), ("-1", "must be at least 1, got -1"),
+                    ("x", "must be a whole number, at least 1, got 'x'")):
         with pytest.raises(SystemExit) as exit_:
             main(["ecp", "report", str(report), "--k", k])
-        assert exit_.value.code == 2 and f"--k: must be at least 1, got {k}" in capsys.readouterr().err
-    assert main(["ecp", "report", str(report), str(other), "--k", "5", "--json", str(tmp_path / "s.json")]) == 0
-    assert "priced has 2 runs, fewer than --k 5: its pass@k and pass^k are for k = 2" in capsys.readouterr().err
-    assert json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["agents"][0]["k"] == 2
+        assert exit_.value.code == 2 and f"--k: {said}" in capsys.readouterr().err
+    assert main(["ecp", "report", str(report), str(other), "--k", "5", "--json", str(tmp_path / "s.json"),
+                 "--fail-under", "pass_k=0.5", "--fail-under", "pass_rate=0.5"]) == 1
+    err = capsys.readouterr().err
+    assert "priced: 1 scenario(s) with fewer than --k 5 runs, no pass@k or pass^k for them: s (2 runs); the " \
+           "agent's are none" in err
+    assert "priced: no pass_k (no scenario with k = 5 runs) to hold against 0.5" in err and "pass_rate" not in err
+    [agent] = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["agents"]
+    assert (agent["k"], agent["pass_rate"], agent["pass_at_k"], agent["pass_k"], agent["pass_k_ci"]) \
+        == (5, 1.0, None, None, None)
+    assert agent["fewer_runs_than_k"] == ["s"] and agent["scenarios"][0]["pass_k"] is None
+
+
+def test_a_scenario_with_fewer_runs_than_k_has_no_pass_k_and_is_named(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """5 runs of an agent, a newer manifest's scenario ``new`` in the last 2 (1 passed), ``--k 5``: ``new`` got k = 2
+    without a word, and the agent's row, labelled k 5, gave pass^k 0.5, the mean of ``s0``'s pass^5 (1) and
+    ``new``'s pass^2 (0). pass^k needs k runs (τ-bench): ``new`` has none, is named on standard error and in the JSON,
+    and the agent's pass@5 and pass^5 are over ``s0`` alone; without ``--k``, k is the fewest runs of any scenario
+    (2), so every scenario has one, at the same k."""
+    from otel_agents.cli import main
+
+    paths = []
+    for r, report in enumerate(_runs([True] * 5)):
+        if r >= 3:
+            new = copy.deepcopy(report["scenarios"][0])
+            new["name"], new["steps"][0]["input"] = "new", "a new question"
+            new["steps"][0]["checks"][0]["passed"] = r == 3
+            report["scenarios"].append(new)
+        paths.append(tmp_path / f"r{r}.json")
+        paths[-1].write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "s.json"
+    assert main(["ecp", "report", *map(str, paths), "--k", "5", "--json", str(out), "--html", str(tmp_path / "p.html"),
+                 "--fail-under", "pass_k=0.9"]) == 0
+    err = capsys.readouterr().err
+    assert "agent-a: 1 scenario(s) with fewer than --k 5 runs, no pass@k or pass^k for them: new (2 runs); the " \
+           "agent's are the means over its 1 other scenario(s)" in err
+    [agent] = json.loads(out.read_text(encoding="utf-8"))["agents"]
+    s0, new = agent["scenarios"]
+    assert (agent["k"], agent["pass_k"], agent["pass_at_k"], agent["fewer_runs_than_k"]) == (5, 1.0, 1.0, ["new"])
+    assert agent["pass_k_ci"] == s0["pass_k_ci"] and agent["pass_rate"] == 6 / 7
+    assert (new["runs"], new["passed"], new["pass_rate"], new["pass_k"], new["pass_at_k_ci"]) == (2, 1, 0.5, None, None)
+    bars = (tmp_path / "p.html").read_text(encoding="utf-8").split('<svg id="bars"')[1]
+    assert bars.count('class="passk"') == 2 and bars.endswith('font-size="11">-</text></svg>\n</body></html>\n')
+    assert main(["ecp", "report", *map(str, paths), "--json", str(out)]) == 0
+    assert "fewer than --k" not in capsys.readouterr().err
+    [agent] = json.loads(out.read_text(encoding="utf-8"))["agents"]
+    assert [(s["k"], s["pass_k"]) for s in agent["scenarios"]] == [(2, 1.0), (2, 0.0)] and agent["k"] == 2
+    assert agent["pass_k"] == 0.5 and agent["fewer_runs_than_k"] == []
 
 
 def test_a_report_given_twice_or_copied_is_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

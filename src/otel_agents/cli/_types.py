@@ -1,20 +1,32 @@
 """argparse ``type=`` functions for the options several commands share: a bad value is an argparse
 error (exit status 2, the option named), not a traceback or a value taken silently: each raises
-``ValueError`` or ``argparse.ArgumentTypeError``, which argparse reports against the option."""
+``argparse.ArgumentTypeError`` saying what is expected, which argparse reports against the option (for a plain
+``ValueError`` it names the function instead: ``invalid at_least_one value: 'x'``)."""
 
 from __future__ import annotations
 
 import argparse
 import math
+from typing import Callable, TypeVar
+
+_N = TypeVar("_N", int, float)
+
+
+def _parsed(text: str, convert: Callable[[str], _N], expected: str) -> _N:
+    """``convert(text)``, or an ``argparse.ArgumentTypeError`` saying ``expected`` and what was given."""
+    try:
+        return convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{expected}, got {text!r}") from None
 
 
 def at_least_one(text: str) -> int:
     """A whole number >= 1.
 
     Raises:
-        ValueError: not a whole number. argparse.ArgumentTypeError: below 1.
+        argparse.ArgumentTypeError: not a whole number, or below 1.
     """
-    value = int(text)
+    value = _parsed(text, int, "must be a whole number, at least 1")
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -24,9 +36,9 @@ def port(text: str) -> int:
     """A TCP port, 0-65535 (0: any free port); the OS would take a larger one modulo 65536.
 
     Raises:
-        ValueError: not a whole number. argparse.ArgumentTypeError: out of range.
+        argparse.ArgumentTypeError: not a whole number, or out of range.
     """
-    value = int(text)
+    value = _parsed(text, int, "must be a port, 0-65535")
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"must be a port, 0-65535, got {value}")
     return value
@@ -36,9 +48,9 @@ def positive_seconds(text: str) -> float:
     """A finite number of seconds > 0.
 
     Raises:
-        ValueError: not a number. argparse.ArgumentTypeError: 0 or less, infinite or NaN.
+        argparse.ArgumentTypeError: not a number, 0 or less, infinite or NaN.
     """
-    value = float(text)
+    value = _parsed(text, float, "must be a number of seconds above 0")
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
     return value
@@ -48,9 +60,9 @@ def seconds(text: str) -> float:
     """A finite number of seconds >= 0.
 
     Raises:
-        ValueError: not a number. argparse.ArgumentTypeError: negative, infinite or NaN.
+        argparse.ArgumentTypeError: not a number, negative, infinite or NaN.
     """
-    value = float(text)
+    value = _parsed(text, float, "must be a number of seconds, 0 or more")
     if not 0 <= value < math.inf:
         raise argparse.ArgumentTypeError(f"must be a number of seconds, 0 or more, got {text}")
     return value

@@ -6,7 +6,8 @@ trace across every process that sends them, and folds each trace once it is comp
 (its root span has arrived and no span of it for --trace-idle seconds, default 5: the
 semantics of the Collector's groupbytrace processor) into ECP envelopes, one JSON object per line,
 appended to --output. --forward passes every request on, unchanged, to another OTLP/HTTP
-endpoint (a tracing backend). At most --max-traces traces and --max-spans spans are held
+endpoint (a tracing backend; collect's own address is refused, and a request that comes back through a loop,
+marked in its otel-agents-forwarded header, is not forwarded or folded again). At most --max-traces traces and --max-spans spans are held
 (the oldest trace is folded early, marked incomplete), --max-spans-per-trace per trace.
 On SIGTERM/SIGINT it stops receiving, folds what it holds (marked incomplete) and logs how
 many traces and spans that was (with --forward, also how many requests were forwarded, failed and were
@@ -85,7 +86,39 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def forwards_to_itself(url: str, host: str, port: int) -> bool:
+    """Whether the ``http`` URL ``url`` reaches a receiver bound to ``host`` (``--host``) and ``port`` (not 0, which
+    is known only once bound): the same port, and a host that is ``host`` itself, ``localhost`` for 127.0.0.1 or ::1
+    (either way round), or, for a wildcard ``host`` (``0.0.0.0``: every IPv4 address of the machine, ``::`` every
+    address), a loopback or wildcard address of its family or this machine's name. Names are compared as written,
+    not looked up: a loop this cannot see is cut by the :class:`~otel_agents.serve.otlp.Forwarder`'s mark."""
+    import ipaddress
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    try:
+        target_port = parts.port or 80
+    except ValueError:
+        return False
+    if parts.scheme != "http" or port == 0 or target_port != port:
+        return False  # https: a TLS handshake with this plain-HTTP receiver fails, no loop
+    target, here = (parts.hostname or "").lower(), host.strip("[]").lower()
+    if target == here or {target, here} in ({"localhost", "127.0.0.1"}, {"localhost", "::1"}):
+        return True
+    if here not in ("0.0.0.0", "::"):
+        return False
+    if target in ("localhost", socket.gethostname().lower()):
+        return True
+    try:
+        address = ipaddress.ip_address(target)
+    except ValueError:
+        return False
+    return (address.is_loopback or address.is_unspecified) and (here == "::" or address.version == 4)
+
+
 def _refusal(args: argparse.Namespace) -> str | None:
+    from .._spans.redaction import redact_url
     from ..serve.http import is_loopback, missing_server_packages, open_origin_refusal
 
     if not is_loopback(args.host) and not args.allow_remote:
@@ -96,6 +129,9 @@ def _refusal(args: argparse.Namespace) -> str | None:
         return refusal
     if args.trace_idle > args.trace_timeout:  # each bound alone is checked by its argparse type
         return f"--trace-idle {args.trace_idle:g} is longer than --trace-timeout {args.trace_timeout:g}"
+    if args.forward and forwards_to_itself(args.forward, args.host, args.port):
+        return (f"--forward {redact_url(args.forward)} is this receiver's own address ({args.host}:{args.port}): "
+                "every request would be forwarded back to it, for ever; give the tracing backend's URL")
     return missing_server_packages(otlp=True)
 
 
@@ -103,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     """``otel-agents ecp collect``: receive until stopped (SIGINT/SIGTERM, or standard output's reader closing
     it with ``-o -``); the exit status — 0 stopped, 1 some envelopes could not be written (a full disk, a closed
     pipe: each loss logged, the receiver kept going), 2 refused options (a non-loopback ``--host`` without
-    ``--allow-remote``, --trace-idle over --trace-timeout), the output not writable or the port not bound."""
+    ``--allow-remote``, --trace-idle over --trace-timeout, a --forward URL that is the receiver's own address), the
+    output not writable or the port not bound."""
     refusal = _refusal(args)
     if refusal:
         print(f"otel-agents ecp collect: {refusal}", file=sys.stderr)
@@ -172,8 +209,8 @@ async def _serve(args: argparse.Namespace, on_envelope: Any, reader_gone: thread
     forwarder = Forwarder(args.forward) if args.forward else None
 
     def sink(spans: list, raw: tuple) -> None:
-        if forwarder is not None:
-            forwarder.submit(raw)
+        if forwarder is not None and not forwarder.submit(raw):
+            return  # one it forwarded, come back (a loop): its spans were gathered when it first came
         gatherer.add(spans)
         gatherer.fold_ready()
 

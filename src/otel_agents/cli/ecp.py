@@ -423,11 +423,11 @@ def _remote_sink(args: argparse.Namespace, tracing, forward_to: str | None):
     forwarder = Forwarder(forward_to) if forward_to else None
 
     def sink(spans, raw) -> None:
+        if forwarder is not None and not forwarder.submit(raw):
+            return  # one it forwarded, come back (a loop): its spans were handled when it first came
         tracing.collector.add_remote(spans)
         if file_exporter is not None and spans:
             file_exporter.export(spans)
-        if forwarder is not None:
-            forwarder.submit(raw)
 
     return sink, forwarder
 

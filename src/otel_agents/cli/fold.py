@@ -43,6 +43,7 @@ import sys
 from typing import Any, Callable, Iterator, TextIO
 
 from . import NO_SPAN_IN_INPUT, plain, same_file, skipped_summary, standard_input
+from ._types import at_least_one
 
 DEFAULT_IDLE_SPANS = 10_000
 """``--idle-spans``'s default, :class:`~otel_agents.exporters.ecp.StreamFolder`'s ``idle_spans`` (a test keeps the
@@ -64,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write envelopes here (default, or -: standard output)")
     p.add_argument("--include-thoughts", action="store_true",
                    help="add models' reasoning to evaluation_context (off by default)")
-    p.add_argument("--idle-spans", type=int, default=DEFAULT_IDLE_SPANS, metavar="N",
+    p.add_argument("--idle-spans", type=at_least_one, default=DEFAULT_IDLE_SPANS, metavar="N",
                    help="fold a trace once none of its spans was among the last N spans read (default "
                         f"{DEFAULT_IDLE_SPANS})")
     p.set_defaults(func=run)
@@ -94,9 +95,6 @@ def run(args: argparse.Namespace) -> int:
     from ..exporters.file import MalformedLine, iter_otlp_json
 
     out: TextIO = sys.stdout
-    if args.idle_spans < 1:
-        print("otel-agents fold: --idle-spans must be at least 1", file=sys.stderr)
-        return 2
     if args.traces.count("-") > 1:
         print("otel-agents fold: '-' (standard input) can be given once", file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ another scenario, ``NAME (MANIFEST)``). A scenario run *passes* when every check
 of every one of its steps passed.
 
 Per agent and per scenario, with n runs of which c passed and k (``--k``, default
-the smallest n of the group):
+the fewest runs of any of the agent's scenarios):
 
 * pass rate c/n with its Wilson score interval (95 %, z = 1.96; E. B. Wilson,
   "Probable inference…", JASA 1927);
@@ -24,8 +24,12 @@ the smallest n of the group):
   k = 3: pass^3 = C(2, 3)/C(3, 3) = 0 while p^3 is from 0.009 to 0.83; the interval
   given is [0, 0.83]). Widening keeps the coverage; each interval holds its estimate.
 
-An agent's numbers are the means of its scenarios' (its pass rate and interval are
-pooled over all its scenario runs); its intervals are the means of its scenarios'
+Both estimators need n ≥ k (as in τ-bench, whose pass^k is over tasks run at least k
+times): a scenario with fewer runs than ``--k`` has no pass@k or pass^k (none is made
+up from a smaller k), is listed in the agent's ``fewer_runs_than_k`` and named in a note
+on standard error. An agent's numbers are the means of its scenarios' (its pass rate and interval are
+pooled over all its scenario runs; pass@k and pass^k over the scenarios that have k runs,
+none when no scenario has); its intervals are the means of its scenarios'
 bounds, widened to its estimate as well. pass@k, pass^k and their means are computed
 exactly (as fractions), then given as the nearest double: three scenarios at 0.1,
 0.2 and 0.3 average 0.2, not 0.19999999999999998. Flaky scenarios passed in some runs and
@@ -55,7 +59,7 @@ for CI; ``--html FILE`` (``-`` too, not both): one self-contained page (inline S
 success-vs-tokens scatter and per-scenario pass^k bars. ``--fail-under
 METRIC=VALUE`` (repeatable; METRIC one of pass_rate, pass_at_k, pass_k,
 tool_success) fails (exit 1) when any agent is below it or has no value for it (no
-scenario graded, no tool called): the double given in ``--json`` against the double nearest VALUE as written,
+scenario graded, none with k runs, no tool called): the double given in ``--json`` against the double nearest VALUE as written,
 so a value exactly at the gate passes, and a failure prints the value with the digits that show it below VALUE (3,
 or as many as it takes: ``0.19996 < 0.2``, never ``0.200 < 0.2``). A report given twice, or a copy of one (the same ``audit.run_id``), is one run
 (said on standard error). Exit 2: a report could not be read (the file and the problem are named).
@@ -84,8 +88,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="pass rate, pass@k, pass^k, flakiness and cost over ecp run reports",
                        description=plain(__doc__.split("\n\n")[1]))
     p.add_argument("reports", metavar="REPORT.json", nargs="+", help="JSON reports of `ecp run --json-out`")
-    p.add_argument("--k", type=at_least_one, help="k of pass@k and pass^k, at least 1 (default: the fewest runs of a "
-                   "group; a group of fewer runs than k gets k = its runs, with a note)")
+    p.add_argument("--k", type=at_least_one, help="k of pass@k and pass^k, at least 1 (default: the fewest runs of any of "
+                   "an agent's scenarios; a scenario of fewer runs than k has no pass@k or pass^k, with a note)")
     p.add_argument("--json", metavar="FILE", help="write the numbers as JSON ('-': standard output)")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with the plots ('-': standard "
                    "output)")
@@ -235,6 +239,9 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
 
 def _rates(c: int, n: int, k: int) -> dict[str, Any]:
     lo, hi = wilson(c, n)
+    if n < k:  # both estimators need k of the n runs
+        return {"runs": n, "passed": c, "k": k, "pass_rate": c / n if n else None, "pass_rate_ci": [lo, hi],
+                "pass_at_k": None, "pass_at_k_ci": None, "pass_k": None, "pass_k_ci": None}
     at, hat = float(pass_at_k(n, c, k)), float(pass_hat_k(n, c, k))
     return {"runs": n, "passed": c, "k": k, "pass_rate": c / n if n else None, "pass_rate_ci": [lo, hi],
             "pass_at_k": at, "pass_at_k_ci": _around(at, 1 - (1 - lo) ** k, 1 - (1 - hi) ** k),
@@ -243,7 +250,8 @@ def _rates(c: int, n: int, k: int) -> dict[str, Any]:
 
 def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[str, Any]:
     """The numbers of the module docstring, as a JSON-ready dict ``{"agents": [...]}`` (each agent with its
-    ``k``: ``k``, or its number of runs when that is fewer or ``k`` is ``None``)."""
+    ``k``: ``k``, or when ``k`` is ``None`` the fewest runs of any of its scenarios; a scenario of fewer runs than
+    ``k`` has ``None`` for pass@k, pass^k and their intervals, and is named in the agent's ``fewer_runs_than_k``)."""
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for report in reports:
         facts = _run_facts(report)
@@ -252,21 +260,22 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
     for name, agent_runs in runs.items():
         _split_scenarios(agent_runs)
         n_runs = len(agent_runs)
-        kk = max(1, min(k or n_runs, n_runs))
-        scenarios = []
         names = list(dict.fromkeys(s for r in agent_runs for s in r["scenarios"]))
-        for sname in names:
-            outcomes = [r["scenarios"][sname] for r in agent_runs if sname in r["scenarios"]]
+        by_name = {sname: [r["scenarios"][sname] for r in agent_runs if sname in r["scenarios"]] for sname in names}
+        kk = k or min(map(len, by_name.values()), default=n_runs)
+        scenarios = []
+        for sname, outcomes in by_name.items():
             c = sum(o["passed"] for o in outcomes)
-            entry = {"scenario": sname, **_rates(c, len(outcomes), min(kk, len(outcomes)))}
+            entry = {"scenario": sname, **_rates(c, len(outcomes), kk)}
             entry["flaky"] = 0 < c < len(outcomes)
             entry["flipped_checks"] = _flipped([o["checks"] for o in outcomes]) if entry["flaky"] else []
             scenarios.append(entry)
         pooled_c = sum(s["passed"] for s in scenarios)
         pooled_n = sum(s["runs"] for s in scenarios)
         lo, hi = wilson(pooled_c, pooled_n)
-        at = _exact_mean(pass_at_k, scenarios)
-        hat = _exact_mean(pass_hat_k, scenarios)
+        estimated = [s for s in scenarios if s["pass_k"] is not None]  # those with k runs
+        at = _exact_mean(pass_at_k, estimated)
+        hat = _exact_mean(pass_hat_k, estimated)
         tools = sum(r["tools"] for r in agent_runs)
         costs = [r["cost"] for r in agent_runs if r["cost"] is not None]
         tokens = [r["tokens"] for r in agent_runs if r["tokens"] is not None]
@@ -276,9 +285,10 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
             "model": next((r["model"] for r in agent_runs if r["model"]), None),
             "pass_rate": pooled_c / pooled_n if pooled_n else None, "pass_rate_ci": [lo, hi],
             "pass_at_k": at,
-            "pass_at_k_ci": _around(at, *_mean_pairs([s["pass_at_k_ci"] for s in scenarios])) if scenarios else None,
+            "pass_at_k_ci": _around(at, *_mean_pairs([s["pass_at_k_ci"] for s in estimated])) if estimated else None,
             "pass_k": hat,
-            "pass_k_ci": _around(hat, *_mean_pairs([s["pass_k_ci"] for s in scenarios])) if scenarios else None,
+            "pass_k_ci": _around(hat, *_mean_pairs([s["pass_k_ci"] for s in estimated])) if estimated else None,
+            "fewer_runs_than_k": [s["scenario"] for s in scenarios if s["pass_k"] is None],
             "tool_success": sum(r["tools_ok"] for r in agent_runs) / tools if tools else None,
             "tokens_per_run": sum(tokens) / len(tokens) if tokens else None,
             "cost_per_run": sum(costs) / len(costs) if costs else None,
@@ -364,7 +374,7 @@ def _gate(text: str) -> str:
 
 def gate_failures(summary: dict[str, Any], gates: list[str]) -> list[str]:
     """One message per agent and ``METRIC=VALUE`` gate it is below, or has no value for (no scenario graded,
-    no tool called: a gate is met by a number, never by missing data). Raises ``ValueError`` for a bad gate
+    none with k runs for pass@k and pass^k, no tool called: a gate is met by a number, never by missing data). Raises ``ValueError`` for a bad gate
     (:func:`parse_gate`). VALUE is quoted as written (``{bound:g}`` printed 0.1230000001 as 0.123)."""
     failures = []
     for gate in gates:
@@ -372,7 +382,8 @@ def gate_failures(summary: dict[str, Any], gates: list[str]) -> list[str]:
         written = shown(gate.partition("=")[2].strip())
         for a in summary["agents"]:
             if a[metric] is None:
-                why = "no tool call" if metric == "tool_success" else "no scenario graded"
+                why = "no tool call" if metric == "tool_success" else "no scenario graded" if not a["scenarios"] \
+                    else f"no scenario with k = {a['k']} runs"
                 failures.append(f"{shown(a['agent'])}: no {metric} ({why}) to hold against {written}")
             elif a[metric] < bound:
                 failures.append(f"{shown(a['agent'])}: {metric} {_below(a[metric], bound)} < {written}")
@@ -471,8 +482,8 @@ def _bars(agents: list[dict[str, Any]]) -> str:
         y = 10 + i * (bar + 6)
         label = _text(f"{agent} / {s['scenario']}")
         out.append(f'<text x="0" y="{y + 13}" font-size="11">{label}</text>'
-                   f'<rect x="260" y="{y}" width="{250 * s["pass_k"]:.1f}" height="{bar}" fill="#393"/>'
-                   f'<text class="passk" x="{515}" y="{y + 13}" font-size="11">{s["pass_k"]:.3f}</text>')
+                   f'<rect x="260" y="{y}" width="{250 * (s["pass_k"] or 0):.1f}" height="{bar}" fill="#393"/>'
+                   f'<text class="passk" x="{515}" y="{y + 13}" font-size="11">{_f(s["pass_k"], 3)}</text>')
     return f'<svg id="bars" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}">{"".join(out)}</svg>'
 
 
@@ -501,11 +512,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"otel-agents ecp report: {exc}", file=sys.stderr)
         return 2
     summary["gates"] = {"fail_under": args.fail_under, "failures": failures}
-    for a in summary["agents"]:
-        if args.k and a["k"] < args.k:
-            print(f"otel-agents ecp report: {shown(a['agent'])} has {a['runs']} runs, fewer than --k {args.k}: its "
-                  f"pass@k "
-                  f"and pass^k are for k = {a['k']}", file=sys.stderr)
+    for note in _short_notes(summary):
+        print(f"otel-agents ecp report: {note}", file=sys.stderr)
     print(table(summary), file=sys.stderr if "-" in (args.json, args.html) else sys.stdout)
     if args.json:
         text = json.dumps(summary, indent=2, allow_nan=False)
@@ -520,6 +528,22 @@ def run(args: argparse.Namespace) -> int:
     for failure in failures:
         print(f"otel-agents ecp report: below the gate: {failure}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _short_notes(summary: dict[str, Any]) -> list[str]:
+    """One note per agent with scenarios of fewer runs than its k: which (with their runs), and what its pass@k and
+    pass^k are then (means over the others, or none)."""
+    notes = []
+    for a in summary["agents"]:
+        short = [s for s in a["scenarios"] if s["scenario"] in a["fewer_runs_than_k"]]
+        if not short:
+            continue
+        left = len(a["scenarios"]) - len(short)
+        listed = ", ".join(f"{shown(s['scenario'])} ({s['runs']} run{'s' * (s['runs'] != 1)})" for s in short)
+        notes.append(f"{shown(a['agent'])}: {len(short)} scenario(s) with fewer than --k {a['k']} runs, no pass@k or "
+                     f"pass^k for them: {listed}; the agent's are "
+                     + (f"the means over its {left} other scenario(s)" if left else "none"))
+    return notes
 
 
 def _distinct_runs(paths: list[str]) -> list[dict[str, Any]]:

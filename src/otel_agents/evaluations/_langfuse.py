@@ -5,6 +5,8 @@ are the OTel trace and span ids (hex) of spans ingested over OTLP — with ``nam
 (``gen_ai.evaluation.name``), ``value`` (the check's score, ``dataType`` ``NUMERIC``), ``comment``
 (the explanation, only with content capture on) and ``metadata`` (label, grader, scenario, step).
 The score ``id`` is a UUID derived from the check's stable key, so sending a report twice updates its scores.
+A score counts as sent when Langfuse answers 2xx with its ``CreateScoreResponse``, JSON with the score's ``id``
+(Langfuse's public API reference); any other 2xx answer (a proxy's or a login page) is a failure quoting it.
 A result without a span but with a trace is scored on the trace; one with neither is not sent.
 Langfuse accepts a score before the trace it names has been ingested.
 """
@@ -20,7 +22,7 @@ import uuid
 from typing import Any, Sequence
 
 from ..exporters._accepted import open_unfollowed
-from ._phoenix import Delivery, error_detail
+from ._phoenix import Delivery, error_detail, not_the_answer
 from ._results import EvaluationResult
 
 ENV_LANGFUSE_HOST = "LANGFUSE_HOST"
@@ -62,7 +64,8 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
         timeout: seconds per request.
 
     Returns:
-        A :class:`Delivery`; a failed request is listed, never raised.
+        A :class:`Delivery`; a failed request is listed, never raised: a refusal, or a 2xx that is not Langfuse's
+        ``CreateScoreResponse`` (its body read within ``timeout``, at most 1 MiB).
 
     Raises:
         ValueError: a key is missing or cannot be sent (a trailing newline; the message names the variable,
@@ -100,11 +103,21 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
         data = json.dumps(score(result), ensure_ascii=False).encode("utf-8")
         request = urllib.request.Request(base + SCORES_PATH, data=data, headers=headers, method="POST")
         try:
-            with open_unfollowed(request, timeout):
-                pass  # the status says accepted; the body is not read (an endless one held this call)
-            delivery.sent += 1
+            with open_unfollowed(request, timeout) as response:
+                why = not_the_answer(response, timeout, _is_created, "Langfuse's answer with the score's id",
+                                     "Langfuse may have stored the score but did not say so (scoring again updates "
+                                     "it, it does not add another)")
+            if why is None:
+                delivery.sent += 1
+            else:
+                delivery.failed.append(f"{result.key}: {why}")
         except urllib.error.HTTPError as exc:
             delivery.failed.append(f"{result.key}: HTTP {exc.code} {error_detail(exc, timeout)}")
         except OSError as exc:
             delivery.failed.append(f"{result.key}: {type(exc).__name__}: {exc}")
     return delivery
+
+
+def _is_created(answer: Any) -> bool:
+    """Whether ``answer`` (parsed JSON) is a ``CreateScoreResponse``: an object with the score's ``id``, a string."""
+    return isinstance(answer, dict) and isinstance(answer.get("id"), str)

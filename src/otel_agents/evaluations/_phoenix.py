@@ -24,7 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .._spans.redaction import redact_url
 from ..exporters._accepted import QUOTED_CHARS, open_unfollowed, other_answer, read_answer, redirect
@@ -165,21 +165,32 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: f
 
 def _not_phoenix(response: Any, count: int, timeout: float) -> str | None:
     """``None`` when a 2xx ``response`` is Phoenix's answer to ``count`` annotations (JSON, ``data`` a list of
-    ``count`` ids), else why not (its status, content type and the start of its body). The body is read within
-    ``timeout`` seconds in all (:func:`~otel_agents.exporters._accepted.read_answer`: one trickling in held the
-    command for as long as the server liked); one not read so is no answer either."""
+    ``count`` ids), else why not (:func:`not_the_answer`)."""
+    return not_the_answer(response, timeout,
+                          lambda data: isinstance(data, dict) and isinstance(data.get("data"), list)
+                          and len(data["data"]) == count,
+                          f"Phoenix's answer listing the {count} annotations",
+                          f"Phoenix may have stored the {count} annotations but did not say so (annotating again "
+                          "updates them, it does not add more)")
+
+
+def not_the_answer(response: Any, timeout: float, fits: Callable[[Any], bool], expected: str,
+                   unread: str) -> str | None:
+    """``None`` when a 2xx ``response`` is JSON that ``fits`` (called with the parsed body), else why not: its
+    status, content type and the start of its body
+    (:func:`~otel_agents.exporters._accepted.other_answer`, ``expected`` naming what was awaited: a proxy's or a
+    login page answering 200 is no delivery), or ``HTTP 200, its answer not read (WHY): UNREAD``. The body is read
+    within ``timeout`` seconds in all (:func:`~otel_agents.exporters._accepted.read_answer`: one trickling in held
+    the command for as long as the server liked), JSON whole (at most 1 MiB), anything else its start only."""
     kind = response.headers.get("content-type") or ""
     is_json = "json" in kind.lower()
-    try:  # JSON: the whole answer (at most 1 MiB); anything else: the start quoted below
+    try:
         body = read_answer(response, timeout) if is_json else read_answer(response, timeout, 4 * ERROR_DETAIL_CHARS,
                                                                           start=True)
     except ValueError as exc:
-        return (f"HTTP {response.status}, its answer not read ({exc}): Phoenix may have stored the {count} "
-                "annotations but did not say so (annotating again updates them, it does not add more)")
+        return f"HTTP {response.status}, its answer not read ({exc}): {unread}"
     try:
-        data = json.loads(body).get("data") if is_json else None
-    except (ValueError, AttributeError):
+        data = json.loads(body) if is_json else None
+    except ValueError:
         data = None
-    if isinstance(data, list) and len(data) == count:
-        return None
-    return other_answer(response.status, kind, body, f"Phoenix's answer listing the {count} annotations")
+    return None if is_json and fits(data) else other_answer(response.status, kind, body, expected)

@@ -177,7 +177,7 @@ def other_answer(status: int, content_type: str | None, body: bytes, expected: s
     ``"Phoenix's answer listing the 3 annotations"``): ``HTTP 200 with text/html; charset=utf-8, not EXPECTED (a
     proxy or a login page in the way?): <!doctype html>…``, its content type and the start of its body quoted (at
     most :data:`QUOTED_CHARS` characters; escaped and redacted, :func:`~otel_agents._spans.redaction.excerpt`).
-    ``ecp annotate --to phoenix``, ``ecp annotate --to otlp``, ``otel-agents export`` and ``ecp collect
+    ``ecp annotate --to phoenix``, ``--to langfuse``, ``--to otlp``, ``otel-agents export`` and ``ecp collect
     --forward`` say it so."""
     kind = excerpt(content_type) if content_type else "no content type"
     return (f"HTTP {status} with {kind}, not {expected} (a proxy or a login page in the way?): "

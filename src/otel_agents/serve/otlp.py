@@ -40,11 +40,15 @@ from ..exporters import otlp_request as R
 from .http import HTTPGate, HTTPLimits, HTTPSecurity, Receive, Scope, Send
 
 logger = logging.getLogger("otel_agents.collect")
+Raw = tuple[bytes, str, "str | None", "str | None"]  # a request as received: body, content type, encoding, forwarded
 
 TRACES_PATH = "/v1/traces"
 RETRY_AFTER_S = 1
 DECOMPRESSED_FACTOR = 4  # a gzip body may grow to this many times the body limit
 MAX_PENDING_BYTES = 64 * 1024 * 1024  # request bytes held at once: waiting for the worker, or to be forwarded
+FORWARDED_HEADER = "otel-agents-forwarded"
+"""The header a :class:`Forwarder` adds: the marks of the forwarders a request has passed through, comma-separated
+(each appends its own), so one that gets back a request it sent can tell (a loop) and stops it."""
 # google.rpc.Code values for the Status bodies
 _INVALID_ARGUMENT, _RESOURCE_EXHAUSTED, _UNAVAILABLE, _INTERNAL, _UNAUTHENTICATED, _NOT_FOUND = 3, 8, 14, 13, 16, 5
 _CODES = {400: _INVALID_ARGUMENT, 401: _UNAUTHENTICATED, 404: _NOT_FOUND, 413: _INVALID_ARGUMENT,
@@ -77,8 +81,8 @@ class OTLPReceiver:
 
     Args:
         sink: ``sink(spans, raw)`` with the spans read from one request (``list[ReadableSpan]``)
-            and the request as received (``(body, content type, content encoding)``, for a
-            pass-through); called one request at a time. An exception from it is logged and
+            and the request as received (``(body, content type, content encoding, forwarded)``, for a
+            pass-through; ``forwarded``: its :data:`FORWARDED_HEADER`, or ``None``); called one request at a time. An exception from it is logged and
             answered ``500``.
         security, limits, bound_host: as for ``ecp serve --http`` (:class:`~.http.HTTPGate`).
         max_pending_bytes: request bytes waiting for the worker beyond which new requests get
@@ -90,7 +94,7 @@ class OTLPReceiver:
         ``requests``: requests answered 200; ``busy``: requests answered 503.
     """
 
-    def __init__(self, sink: Callable[[list[ReadableSpan], tuple[bytes, str, str | None]], Any], *,
+    def __init__(self, sink: Callable[[list[ReadableSpan], Raw], Any], *,
                  security: HTTPSecurity | None = None, limits: HTTPLimits | None = None,
                  bound_host: str = "127.0.0.1", max_pending_bytes: int = MAX_PENDING_BYTES,
                  path: str = TRACES_PATH) -> None:
@@ -147,7 +151,7 @@ class OTLPReceiver:
                                       {"retry-after": str(RETRY_AFTER_S)})
         try:
             outcome = await asyncio.get_running_loop().run_in_executor(
-                self.worker, self._ingest, body, kind, headers.get("content-encoding"))
+                self.worker, self._ingest, body, kind, headers.get("content-encoding"), headers.get(FORWARDED_HEADER))
         finally:
             self._release(len(body))
         if isinstance(outcome, tuple):
@@ -156,7 +160,8 @@ class OTLPReceiver:
         self.requests += 1
         await _respond(send, 200, kind, R.encode_response(kind, outcome))
 
-    def _ingest(self, body: bytes, kind: str, encoding: str | None) -> R.Decoded | tuple[int, str]:
+    def _ingest(self, body: bytes, kind: str, encoding: str | None, forwarded: str | None = None
+                ) -> R.Decoded | tuple[int, str]:
         """In the worker: decompress, decode, hand on. A ``(status, message)`` on failure."""
         try:
             raw = R.decompress(body, encoding, self.limits.max_body * DECOMPRESSED_FACTOR)
@@ -167,10 +172,9 @@ class OTLPReceiver:
             return 413, str(exc)
         except R.BadRequest as exc:
             return 400, str(exc)
-        return self._hand_on(decoded, lambda: (body, kind, encoding))
+        return self._hand_on(decoded, lambda: (body, kind, encoding, forwarded))
 
-    def _hand_on(self, decoded: R.Decoded, raw: Callable[[], tuple[bytes, str, str | None]]
-                 ) -> R.Decoded | tuple[int, str]:
+    def _hand_on(self, decoded: R.Decoded, raw: Callable[[], Raw]) -> R.Decoded | tuple[int, str]:
         self.received += len(decoded.spans)
         self.rejected += decoded.rejected
         if decoded.rejected:
@@ -236,6 +240,11 @@ class Forwarder:
     logged quoting its content type and start (:func:`~otel_agents.exporters._accepted.other_answer`). An empty body
     is the empty response.
 
+    Each request goes out with this forwarder's :attr:`mark` (random) appended to its :data:`FORWARDED_HEADER`. A
+    request that comes back with it (the URL leads back to this receiver: two collects forwarding to each other, a
+    proxy in between) is not forwarded again: :meth:`submit` returns ``False`` (the caller has its spans already),
+    counts it in :attr:`looped` and logs the first (a loop sent one request round for ever).
+
     Args:
         url: the endpoint's full traces URL (``http://host:4318/v1/traces``).
         headers: extra request headers (an ``Authorization`` for the backend). The URL's user info
@@ -250,6 +259,7 @@ class Forwarder:
     def __init__(self, url: str, headers: Mapping[str, str] | None = None, *, timeout: float = 10.0,
                  max_queued: int = 1000, max_queued_bytes: int = MAX_PENDING_BYTES) -> None:
         import queue
+        import secrets
         import threading
 
         from .._spans.redaction import redact_url
@@ -264,17 +274,29 @@ class Forwarder:
         self.timeout = timeout
         self.sent = self.failed = self.dropped = 0
         self.rejected = self.unread = 0  # spans rejected by partial successes; 2xx answers whose body was not read
+        self.looped = 0  # requests that came back (a loop)
+        self.mark = secrets.token_hex(8)
         self._partial = 0  # answers with a partial success (for the log's 1st, 2nd, 4th, … line)
         self._unreachable: str | None = None  # why the last request's name was not looked up (logged once)
         self.max_queued_bytes = max_queued_bytes
         self._queued_bytes = 0
         self._lock = threading.Lock()
-        self._queue: queue.Queue[tuple[bytes, str, str | None] | None] = queue.Queue(maxsize=max_queued)
+        self._queue: queue.Queue[Raw | None] = queue.Queue(maxsize=max_queued)
         self._thread = threading.Thread(target=self._run, name="otlp-forward", daemon=True)
         self._thread.start()
 
-    def submit(self, raw: tuple[bytes, str, str | None]) -> None:
-        """Queue one request (as received); drops it (counted) when the queue is full, in requests or bytes."""
+    def submit(self, raw: Raw) -> bool:
+        """Queue one request (as received); drops it (counted) when the queue is full, in requests or bytes.
+        ``False`` when it is one this forwarder sent (its :data:`FORWARDED_HEADER` holds :attr:`mark`), come back:
+        not queued, counted in :attr:`looped`, logged the first time."""
+        forwarded = raw[3]
+        if forwarded and self.mark in (m.strip() for m in forwarded.split(",")):
+            self.looped += 1
+            if self.looped == 1:
+                logger.warning("otel-agents collect: a request forwarded to %s came back here: a loop (that URL "
+                               "leads back to this receiver); requests that come back are not forwarded or handled "
+                               "again (counted in the summary)", self.shown)
+            return False
         with self._lock:
             fits = self._queue.qsize() < self._queue.maxsize \
                 and self._queued_bytes + len(raw[0]) <= self.max_queued_bytes
@@ -286,6 +308,7 @@ class Forwarder:
         if not fits and worth_logging(self.dropped):
             logger.warning("otel-agents collect: --forward queue full, request dropped (%d so far; logged at the "
                            "1st, 2nd, 4th, 8th, … drop)", self.dropped)
+        return True
 
     def _run(self) -> None:
         import http.client
@@ -296,7 +319,7 @@ class Forwarder:
         from ..exporters._reach import lookup_problem
 
         while (raw := self._queue.get()) is not None:
-            body, kind, encoding = raw
+            body, kind, encoding, forwarded = raw
             with self._lock:
                 self._queued_bytes -= len(body)
             unreachable = lookup_problem(self.url)
@@ -308,7 +331,8 @@ class Forwarder:
                 self._unreachable = unreachable
                 continue
             self._unreachable = None
-            headers = {**self.headers, "Content-Type": kind}
+            headers = {**self.headers, "Content-Type": kind,
+                       FORWARDED_HEADER: f"{forwarded},{self.mark}" if forwarded else self.mark}
             if encoding:
                 headers["Content-Encoding"] = encoding
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
@@ -367,13 +391,14 @@ class Forwarder:
     def summary(self, what: str = "--forward") -> str:
         """One line for the end of a run: ``WHAT URL: 12 request(s) sent, 1 failed, 0 dropped``, and, after a
         :meth:`close` that did not send all in time, how many were still queued (neither sent nor counted); then,
-        when there were any, ``; 3 span(s) rejected by it (partial success)`` and ``; 1 answer(s) not read (too
-        large or too slow)``."""
+        when there were any, ``; 3 span(s) rejected by it (partial success)``, ``; 1 answer(s) not read (too
+        large or too slow)`` and ``; 1 came back (a loop), not forwarded again``."""
         queued = max(0, self._queue.qsize() - 1) if self._thread.is_alive() else 0  # the stop marker not counted
         return (f"{what} {self.shown}: {self.sent} request(s) sent, {self.failed} failed, {self.dropped} dropped"
                 + (f", {queued} still queued at exit (not sent)" if queued else "")
                 + (f"; {self.rejected} span(s) rejected by it (partial success)" if self.rejected else "")
-                + (f"; {self.unread} answer(s) not read (too large or too slow)" if self.unread else ""))
+                + (f"; {self.unread} answer(s) not read (too large or too slow)" if self.unread else "")
+                + (f"; {self.looped} came back (a loop), not forwarded again" if self.looped else ""))
 
 
 def worth_logging(count: int) -> bool:
@@ -382,4 +407,4 @@ def worth_logging(count: int) -> bool:
     return count & (count - 1) == 0
 
 
-__all__ = ["Forwarder", "OTLPReceiver", "TRACES_PATH", "status_reply", "worth_logging"]
+__all__ = ["FORWARDED_HEADER", "Forwarder", "OTLPReceiver", "TRACES_PATH", "status_reply", "worth_logging"]
