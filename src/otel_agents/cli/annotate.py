@@ -40,9 +40,9 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     p = ecp_sub.add_parser("annotate", help="put an ecp run report's verdicts on the spans they graded",
                            description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
                            epilog="exit codes: 0 all read and delivered, 1 malformed --traces lines skipped, "
-                                  "damaged\nlog records of the report skipped or results not delivered (the rest were), "
-                                  "2 input\nunreadable or destination not set up; warnings (a malformed traceState "
-                                  "dropped) leave\nit unchanged")
+                                  "damaged\nlog records of the report skipped or results not delivered (the rest "
+                                  "were), 2 input\nunreadable or destination not set up; warnings (a malformed "
+                                  "traceState dropped) leave\nit unchanged")
     p.add_argument("report", help="the JSON report of `ecp run --json-out`")
     p.add_argument("--traces", action="append", default=[], metavar="TRACES.jsonl",
                    help="an OTLP/JSON trace file of the graded runs (gzip too), for steps whose logs do not name "

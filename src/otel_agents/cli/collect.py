@@ -6,9 +6,10 @@ trace across every process that sends them, and folds each trace once it is comp
 (its root span has arrived and no span of it for --trace-idle seconds, default 5: the
 semantics of the Collector's groupbytrace processor) into ECP envelopes, one JSON object per line,
 appended to --output. --forward passes every request on, unchanged, to another OTLP/HTTP
-endpoint (a tracing backend; collect's own address is refused, and a request that comes back through a loop,
-marked in its otel-agents-forwarded header, is not forwarded or folded again). At most --max-traces traces and --max-spans spans are held
-(the oldest trace is folded early, marked incomplete), --max-spans-per-trace per trace.
+endpoint (a tracing backend; collect's own address is refused, and a request that comes back
+through a loop, marked in its otel-agents-forwarded header, is not forwarded or folded again).
+At most --max-traces traces and --max-spans spans are held (the oldest trace is folded early,
+marked incomplete), --max-spans-per-trace per trace.
 On SIGTERM/SIGINT it stops receiving, folds what it holds (marked incomplete) and logs how
 many traces and spans that was (with --forward, also how many requests were forwarded, failed and were
 dropped, and how many spans the endpoint rejected in an OTLP partial success). An envelope that
@@ -59,8 +60,9 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
                    help="fold a trace whose root never arrived after this long without a new span (default 30)")
     p.add_argument("--max-traces", type=at_least_one, default=10_000, help="traces held at once (default 10000)")
     p.add_argument("--max-spans", type=at_least_one, default=500_000, help="spans held at once (default 500000)")
-    p.add_argument("--max-spans-per-trace", type=at_least_one, default=2000, help="spans kept per trace (default 2000); past it, only the parents of spans kept (a run's root), "
-                        "up to twice this")
+    p.add_argument("--max-spans-per-trace", type=at_least_one, default=2000,
+                   help="spans kept per trace (default 2000); past it, only the parents of spans kept (a run's "
+                        "root), up to twice this")
     p.add_argument("--grpc-port", type=port, metavar="PORT",
                    help="also serve OTLP/gRPC on this port of --host (0 = any free port; 4317 is OTLP/gRPC's): what "
                         "the Collector's loadbalancing exporter sends (needs the collect-grpc extra)")

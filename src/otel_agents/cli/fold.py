@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 PAUSE_S = 0.2
-"""How long a live input (a pipe) must have nothing to read before its complete traces are folded (:func:`live_input`)."""
+"""Seconds a live input (a pipe) has nothing to read before its complete traces are folded (:func:`live_input`)."""
 
 
 def live_input(stream: Any, on_pause: Callable[[], Any]) -> Any:

@@ -59,10 +59,12 @@ for CI; ``--html FILE`` (``-`` too, not both): one self-contained page (inline S
 success-vs-tokens scatter and per-scenario pass^k bars. ``--fail-under
 METRIC=VALUE`` (repeatable; METRIC one of pass_rate, pass_at_k, pass_k,
 tool_success) fails (exit 1) when any agent is below it or has no value for it (no
-scenario graded, none with k runs, no tool called): the double given in ``--json`` against the double nearest VALUE as written,
-so a value exactly at the gate passes, and a failure prints the value with the digits that show it below VALUE (3,
-or as many as it takes: ``0.19996 < 0.2``, never ``0.200 < 0.2``). A report given twice, or a copy of one (the same ``audit.run_id``), is one run
-(said on standard error). Exit 2: a report could not be read (the file and the problem are named).
+scenario graded, none with k runs, no tool called): the double given in ``--json`` against
+the double nearest VALUE as written, so a value exactly at the gate passes, and a failure
+prints the value with the digits that show it below VALUE (3, or as many as it takes:
+``0.19996 < 0.2``, never ``0.200 < 0.2``). A report given twice, or a copy of one (the same
+``audit.run_id``), is one run (said on standard error). Exit 2: a report could not be read
+(the file and the problem are named).
 """
 
 from __future__ import annotations
@@ -88,8 +90,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="pass rate, pass@k, pass^k, flakiness and cost over ecp run reports",
                        description=plain(__doc__.split("\n\n")[1]))
     p.add_argument("reports", metavar="REPORT.json", nargs="+", help="JSON reports of `ecp run --json-out`")
-    p.add_argument("--k", type=at_least_one, help="k of pass@k and pass^k, at least 1 (default: the fewest runs of any of "
-                   "an agent's scenarios; a scenario of fewer runs than k has no pass@k or pass^k, with a note)")
+    p.add_argument("--k", type=at_least_one,
+                   help="k of pass@k and pass^k, at least 1 (default: the fewest runs of any of an agent's "
+                        "scenarios; a scenario of fewer runs than k has no pass@k or pass^k, with a note)")
     p.add_argument("--json", metavar="FILE", help="write the numbers as JSON ('-': standard output)")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with the plots ('-': standard "
                    "output)")
@@ -374,8 +377,9 @@ def _gate(text: str) -> str:
 
 def gate_failures(summary: dict[str, Any], gates: list[str]) -> list[str]:
     """One message per agent and ``METRIC=VALUE`` gate it is below, or has no value for (no scenario graded,
-    none with k runs for pass@k and pass^k, no tool called: a gate is met by a number, never by missing data). Raises ``ValueError`` for a bad gate
-    (:func:`parse_gate`). VALUE is quoted as written (``{bound:g}`` printed 0.1230000001 as 0.123)."""
+    none with k runs for pass@k and pass^k, no tool called: a gate is met by a number, never by missing data).
+    Raises ``ValueError`` for a bad gate (:func:`parse_gate`). VALUE is quoted as written (``{bound:g}`` printed
+    0.1230000001 as 0.123)."""
     failures = []
     for gate in gates:
         metric, bound = parse_gate(gate)

@@ -82,8 +82,8 @@ class OTLPReceiver:
     Args:
         sink: ``sink(spans, raw)`` with the spans read from one request (``list[ReadableSpan]``)
             and the request as received (``(body, content type, content encoding, forwarded)``, for a
-            pass-through; ``forwarded``: its :data:`FORWARDED_HEADER`, or ``None``); called one request at a time. An exception from it is logged and
-            answered ``500``.
+            pass-through; ``forwarded``: its :data:`FORWARDED_HEADER`, or ``None``); called one request at a time.
+            An exception from it is logged and answered ``500``.
         security, limits, bound_host: as for ``ecp serve --http`` (:class:`~.http.HTTPGate`).
         max_pending_bytes: request bytes waiting for the worker beyond which new requests get
             ``503`` with ``Retry-After``.

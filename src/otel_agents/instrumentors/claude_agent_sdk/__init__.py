@@ -13,9 +13,9 @@ Usage
 
 With no code change: ``opentelemetry-instrument python app.py`` loads it through the
 ``claude_agent_sdk`` entry point. Supported: ``claude-agent-sdk >=0.2.140,<0.3`` (tested on
-0.2.140 in ``.venv-floor`` and 0.2.190 in ``.venv`` and ``.venv-newest``). Install: ``pip install 'otel-agents[claude-agent-sdk]'`` (the SDK's wheels bundle
-the Claude Code CLI, ~164 MB); with a CLI of your own, ``--no-binary claude-agent-sdk`` builds
-the small sdist without it. Importing this module does not import the SDK.
+0.2.140 in ``.venv-floor`` and 0.2.190 in ``.venv`` and ``.venv-newest``). Install:
+``pip install 'otel-agents[claude-agent-sdk]'`` (the SDK's wheels bundle the Claude Code CLI, ~164 MB); with a
+CLI of your own, ``--no-binary claude-agent-sdk`` builds the small sdist without it. Importing this module does not import the SDK.
 
 Configuration
 -------------
