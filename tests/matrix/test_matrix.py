@@ -39,9 +39,11 @@ FRAMEWORK_WARNINGS: dict[tuple[str, str, str | None], str] = {
     # crewAI 1.15 `string_to_callable` (crewai/types/callback.py) warns of any callback that is a closure, as the
     # driver's `before_kickoff_callbacks` is (it counts each run of the crew for the cell's truth): once per crew
     # built, and `kickoff_for_each` builds a copy of the crew per input (`Crew.copy`). The driver's own callback,
-    # not ours; no cell checkpoints the crew. `None` = every ending of the entry.
-    **{("crewai", entry, None): "ignore:function callbacks cannot be serialized and will prevent checkpointing"
-       ":UserWarning" for entry in ("Crew.kickoff_for_each", "Crew.kickoff_for_each_async", "Crew.akickoff_for_each")},
+    # not ours; no cell checkpoints the crew. `None` = every ending of the entry. The text is 1.15.30's, then
+    # 1.15.44's.
+    **{("crewai", entry, None): "ignore:(function callbacks cannot be serialized and will prevent checkpointing"
+       "|A function callback cannot be saved in a checkpoint):UserWarning"
+       for entry in ("Crew.kickoff_for_each", "Crew.kickoff_for_each_async", "Crew.akickoff_for_each")},
 }
 
 
