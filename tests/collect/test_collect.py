@@ -179,6 +179,20 @@ def test_any_origin_without_a_token_is_refused_at_start(tmp_path) -> None:
     assert not (tmp_path / "out.jsonl").exists()
 
 
+def test_a_non_loopback_host_without_a_token_is_served_and_said(collects) -> None:
+    """``--allow-remote`` without a token is allowed (a proxy in front may check callers) but was silent, where
+    ``ecp serve`` warns: anyone who can reach the port can send spans. Now one warning at start; with a token none."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OTEL_AGENTS_ECP_TOKEN"}
+    said = "listening on 0.0.0.0 without --auth-token: anyone who can reach it can send spans"
+    log = collects("open", "--host", "0.0.0.0", "--allow-remote", "--allow-host", "127.0.0.1", env=env).stop()
+    assert log.count(said) == 1, log
+    log = collects("token", "--host", "0.0.0.0", "--allow-remote", "--allow-host", "127.0.0.1",
+                   env={**env, "OTEL_AGENTS_ECP_TOKEN": "t0ken"}).stop()
+    assert "without --auth-token" not in log and "collecting OTLP at" in log, log
+
+
 def test_the_exit_summary_counts_rejected_spans_among_those_received(collects) -> None:
     """One request of two spans, one with a broken id: the summary said "1 span(s) received, 1 rejected",
     which reads as the one span received being rejected, while the other was folded."""

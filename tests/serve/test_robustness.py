@@ -490,6 +490,18 @@ def test_allow_remote_with_a_token(tmp_path: Path) -> None:
     assert "s3cret-token" not in (tmp_path / "serve.log").read_text()
 
 
+def test_allow_remote_without_a_token_is_said(tmp_path: Path) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OTEL_AGENTS_ECP_TOKEN"}
+    with http_server(f"{AGENTS}:echo", "--host", "0.0.0.0", "--allow-remote", "--allow-host", "127.0.0.1",
+                     log=tmp_path / "serve.log", env=env) as (url, _):
+        status, _, body = post(url.replace("0.0.0.0", "127.0.0.1"), rpc("agent/step", {"input": "x"}))
+        assert status == 200 and json.loads(body)["result"]["public_output"] == "echo: x"
+    log = (tmp_path / "serve.log").read_text()
+    assert log.count("serving 0.0.0.0 without --auth-token: anyone who can reach it can run the agent") == 1, log
+
+
 @pytest.mark.parametrize("command", [["serve", f"{AGENTS}:echo", "--http"], ["collect", "-o", "-"]],
                          ids=["serve", "collect"])
 @pytest.mark.parametrize(("token", "said", "given"), [

@@ -201,10 +201,13 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace, on_envelope: Any, reader_gone: threading.Event) -> int:
     from ..exporters.ecp import TraceGatherer
-    from ..serve.http import HTTPLimits, HTTPSecurity, bind, serve_http
+    from ..serve.http import HTTPLimits, HTTPSecurity, bind, is_loopback, serve_http
     from ..serve.otlp import Forwarder, OTLPReceiver
 
     log = logging.getLogger("otel_agents.collect")
+    if not is_loopback(args.host) and not args.auth_token:  # --allow-remote alone: allowed, and said (as ecp serve)
+        log.warning("otel-agents collect: listening on %s without --auth-token: anyone who can reach it can send "
+                    "spans, and poison the envelopes written", args.host)
     gatherer = TraceGatherer(on_envelope, trace_idle=args.trace_idle, trace_timeout=args.trace_timeout,
                              max_traces=args.max_traces, max_spans=args.max_spans,
                              max_spans_per_trace=args.max_spans_per_trace, include_thoughts=args.include_thoughts)
