@@ -65,6 +65,29 @@ def test_a_trace_is_folded_once_its_root_arrived_and_it_went_quiet(rec) -> None:
     assert (g.held_traces, g.held_spans, g.traces, g.runs) == (0, 0, 1, 1)
 
 
+def test_a_run_that_cannot_be_folded_is_a_problem_and_the_other_runs_are_folded(rec, monkeypatch) -> None:
+    """Damaged input that breaks the envelope of one run (here forced) loses that run alone, named with its trace
+    and root span (``on_problem``); the other runs are folded."""
+    from otel_agents.exporters.ecp import _envelope
+
+    [first, second] = _runs(rec, 2)
+    trace_id = first[-1].context.trace_id
+    broken = first[-1].context.span_id
+    real = _envelope.build_envelope
+    monkeypatch.setattr(_envelope, "build_envelope", lambda run, **kw: (
+        1 / 0 if run.root.span_id == broken else real(run, **kw)))
+    problems: list[str] = []
+    clock = Clock()
+    g, got = _gatherer(clock, on_problem=problems.append)
+    g.add(first)
+    g.add(second)
+    clock.now = 2.0
+    assert g.fold_ready() == 2 and g.runs == 1
+    assert [e["public_output"] for e in got] == ["answer 1"]
+    assert problems == [f"trace {trace_id:032x}: the run of span {broken:016x} could not be folded: "
+                        "ZeroDivisionError('division by zero')"]
+
+
 def test_a_trace_without_its_root_is_folded_at_the_timeout_marked_incomplete(rec) -> None:
     clock = Clock()
     g, got = _gatherer(clock)

@@ -142,6 +142,25 @@ def test_a_bad_span_loses_only_itself_not_the_line(rec, tmp_path, capsys):
     assert check(envelopes) == fold(rec.spans)
 
 
+def test_a_run_that_cannot_be_folded_is_named_with_its_line_and_the_others_are_folded(rec, tmp_path, capsys,
+                                                                                     monkeypatch):
+    """Damaged input that breaks the envelope of one run (here forced) loses that run alone: named with its trace,
+    the line its trace began on and its root span; exit 1; the other runs are folded."""
+    from otel_agents.exporters.ecp import _envelope
+
+    path = traces(rec, tmp_path)
+    broken = next(s for s in rec.spans if s.parent is None)  # run "one"'s root, on line 1
+    real = _envelope.build_envelope
+    monkeypatch.setattr(_envelope, "build_envelope", lambda run, **kw: (
+        1 / 0 if run.root.span_id == broken.context.span_id else real(run, **kw)))
+    assert main(["fold", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert check([json.loads(line) for line in out.splitlines()]) == \
+        [e for e in fold(rec.spans) if e["trace_id"] != f"{broken.context.trace_id:032x}"]
+    assert f"trace {broken.context.trace_id:032x} (from line 1): the run of span {broken.context.span_id:016x} " \
+           "could not be folded: ZeroDivisionError('division by zero')" in err, err
+
+
 def test_an_input_without_spans_says_so(rec, tmp_path, capsys):
     """A file of envelopes (the fold's output) given as its input, or lines that are no traces: not a quiet
     success with 0 runs, but exit 1 and a message saying what the input lacks."""

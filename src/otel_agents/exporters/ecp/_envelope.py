@@ -10,7 +10,7 @@ import functools
 import json
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from opentelemetry.trace import StatusCode
 
@@ -19,7 +19,7 @@ from . import _facts as F
 from . import _json
 from ._cost import run_cost
 from ._evidence import evidence
-from ._runs import Run, RunTree
+from ._runs import Run, RunTree, start_order
 
 # Content-bearing gen_ai.* attributes stay out of ``logs``: the content is
 # already in public_output, tool_calls and evaluation_context.
@@ -115,6 +115,24 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     if run.incomplete:
         envelope["incomplete"] = run.incomplete
     return envelope
+
+
+def envelopes_of_runs(runs: list[Run], incomplete: str | None, *, include_thoughts: bool, where: str,
+                      on_problem: Callable[[str], None]) -> Iterator[dict[str, Any]]:
+    """The envelopes of one trace's ``runs`` (:func:`build_envelope`), in the order the runs started, each run
+    marked ``incomplete`` (why, or ``None``). A run that cannot be folded (damaged input) is a problem:
+    ``on_problem("{where}: the run of span … could not be folded: …")``, and the other runs go on. A foreign run
+    with none of the facts gives none. What the streaming fold and ``ecp collect``'s gatherer do with a trace."""
+    for run in sorted(runs, key=lambda r: start_order(r.root)):
+        run.incomplete = incomplete
+        try:
+            envelope = build_envelope(run, include_thoughts=include_thoughts)
+        except Exception as exc:  # noqa: BLE001 - damaged input must not stop the other runs
+            on_problem(f"{where}: the run of span {F.span_id_hex(run.root.span_id)} could not be folded: "
+                       f"{exc!r:.300}")
+            continue
+        if envelope is not None:
+            yield envelope
 
 
 def _public_output(run: Run, tree: RunTree, paused: bool, stop_reason: str | None) -> str | None:

@@ -51,8 +51,8 @@ from opentelemetry.trace import SpanContext
 
 from . import _facts as F
 from ._cost import load_prices
-from ._envelope import build_envelope
-from ._runs import PeerViews, runs_of_trace, start_order
+from ._envelope import envelopes_of_runs
+from ._runs import PeerViews, runs_of_trace
 from ._stream import FoldedSpans
 
 logger = logging.getLogger("otel_agents.collect")
@@ -270,19 +270,10 @@ class TraceGatherer:
         problems: list[str] = []
         runs = runs_of_trace(trace_id, held.index, problems=problems, duplicates=held.duplicates, foreign=held.foreign)
         held.index = {}
-        runs.sort(key=lambda r: start_order(r.root))
         for problem in problems:
             self._problem(problem)
-        for run in runs:
-            run.incomplete = reason
-            try:
-                envelope = build_envelope(run, include_thoughts=self.include_thoughts)
-            except Exception as exc:  # noqa: BLE001 - damaged input must not stop the other runs
-                self._problem(f"trace {F.trace_id_hex(trace_id)}: the run of span "
-                              f"{F.span_id_hex(run.root.span_id)} could not be folded: {exc!r:.300}")
-                continue
-            if envelope is None:
-                continue
+        for envelope in envelopes_of_runs(runs, reason, include_thoughts=self.include_thoughts,
+                                          where=f"trace {F.trace_id_hex(trace_id)}", on_problem=self._problem):
             self.runs += 1
             self.on_envelope(envelope)
 

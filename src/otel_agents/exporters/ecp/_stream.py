@@ -48,8 +48,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanContext
 
 from . import _facts as F
-from ._envelope import build_envelope
-from ._runs import PeerViews, runs_of_trace, start_order
+from ._envelope import envelopes_of_runs
+from ._runs import PeerViews, runs_of_trace
 
 
 DEFAULT_IDLE_SPANS = 10_000
@@ -258,7 +258,6 @@ class StreamFolder:
             self.duplicates_warned += trace.duplicates
             self.on_warning(f"trace {F.trace_id_hex(trace_id)}: {trace.duplicates} span(s) repeat a span id "
                             "already seen (the first was kept)")
-        runs.sort(key=lambda r: start_order(r.root))
         late = None
         if trace.earlier:  # the rest of a run folded before: whatever its root says, what came first is not here
             late = (f"a late part of the trace: {trace.earlier} span(s) of it were read before and folded into "
@@ -268,16 +267,9 @@ class StreamFolder:
                             "from it (raise --idle-spans)")
         for problem in problems:
             self._problem(problem)
-        for run in runs:
-            run.incomplete = late
-            try:
-                envelope = build_envelope(run, include_thoughts=self.include_thoughts)
-            except Exception as exc:  # noqa: BLE001 - damaged input must not stop the other runs
-                self._problem(f"trace {F.trace_id_hex(trace_id)} (from line {trace.first_line}): the run of "
-                              f"span {F.span_id_hex(run.root.span_id)} could not be folded: {exc!r:.300}")
-                continue
-            if envelope is None:  # a foreign run with none of the facts
-                continue
+        where = f"trace {F.trace_id_hex(trace_id)} (from line {trace.first_line})"
+        for envelope in envelopes_of_runs(runs, late, include_thoughts=self.include_thoughts, where=where,
+                                          on_problem=self._problem):
             self.runs += 1
             self.on_envelope(envelope)
 
