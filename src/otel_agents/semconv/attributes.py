@@ -89,7 +89,10 @@ MCP_SESSION_ID = "mcp.session.id"
 JSONRPC_REQUEST_ID = "jsonrpc.request.id"
 RPC_RESPONSE_STATUS_CODE = "rpc.response.status_code"
 NETWORK_TRANSPORT = "network.transport"
-MCP_TOOL_ERROR = "tool_error"  # error.type of a CallToolResult with isError set
+# ``error.type`` of a tool call whose result says it failed, with no exception reaching us (in-band): an MCP
+# ``CallToolResult`` with ``isError``, a LangChain ``ToolMessage`` with ``status="error"``.
+TOOL_ERROR = "tool_error"
+MCP_TOOL_ERROR = TOOL_ERROR  # error.type of a CallToolResult with isError set
 
 # --- A2A (semantic-conventions-genai PR #195, pending: "a2a.client"/"a2a.server" spans) ---------
 A2A_METHOD_NAME = "a2a.method.name"  # SendMessage, SendStreamingMessage, GetTask, CancelTask, ...

@@ -41,7 +41,8 @@ What becomes a span (the kinds of :mod:`otel_agents.semconv.kinds`):
   stream left before its end keeps what the provider sent;
 * tools → ``tool`` (``execute_tool {name}``): name, description, tool call id,
   arguments, result; a tool error LangChain turned into the result
-  (``handle_tool_error``) is still an error;
+  (``handle_tool_error``, ``handle_validation_error``) is still an error, in-band (``error.type``
+  ``tool_error``, the message as the status description; no exception reached us);
 * retrievers → ``retriever``: query and documents;
 * a LangGraph graph — also one built by an agent factory
   (LangChain 1.x's ``create_agent``, recognised by its ``ls_integration`` metadata

@@ -65,11 +65,6 @@ _SUPPRESSED = object()  # fold target of runs started under OTel's suppress-inst
 _RESOLVE = object()
 
 
-class HandledToolError(Exception):
-    """A tool failure LangChain turned into the tool's result (``handle_tool_error``,
-    a ``ToolMessage`` with ``status="error"``): recorded as the tool span's error."""
-
-
 class _Run:
     """What we keep about one open run besides its span."""
 
@@ -561,17 +556,18 @@ class SpanCallbackHandler(BaseCallbackHandler):
 
     @guarded("langchain.on_tool_end")
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        """The tool run ended: its span ends with the result; an error ``ToolMessage`` marks it an error."""
-        error = None
-        if probes.attr(output, "type") == "tool" and probes.attr(output, "status") == "error":
-            error = HandledToolError(probes.text(probes.attr(output, "content", "")))
-        self._finish(run_id, error, fill=self._tool_fill(output), site="langchain.tool_output")
+        """The tool run ended: its span ends with the result; an error ``ToolMessage`` (a failure LangChain turned
+        into the result: ``handle_tool_error``, ``handle_validation_error``; no exception reaches the callbacks)
+        marks it failed in-band: ``error.type`` ``tool_error``, the message as the description (content)."""
+        self._finish(run_id, fill=self._tool_fill(output), site="langchain.tool_output")
 
     @staticmethod
     def _tool_fill(output: Any) -> Any:
         def fill(span: SemanticSpan, _run: _Run) -> None:
             if span.records_content:
                 span.set_tool_result(extract.tool_result(output, span.telemetry.settings.media_budget()))
+            if probes.attr(output, "type") == "tool" and probes.attr(output, "status") == "error":
+                span.set_error(A.TOOL_ERROR, probes.text(probes.attr(output, "content", "")))
         return fill
 
     @guarded("langchain.on_tool_error")
