@@ -224,6 +224,10 @@ OTEL_AGENTS_TOOL_RESULT_JSON = "otel_agents.tool.result.json"
 # framework's own refusal (CrewAI's repeated call, spent usage limit, unknown tool, unparsable input; a call past
 # LangChain's ``ToolCallLimitMiddleware``).
 OTEL_AGENTS_TOOL_DENIED = "otel_agents.tool.denied"
+# ``error.type`` of a refused tool call (:data:`OTEL_AGENTS_TOOL_DENIED`) naming a tool the agent does not have: the
+# framework answered the model with an error and ran nothing (CrewAI's ``ToolFailureReason`` word, ``unknown_tool``;
+# PydanticAI's retry cause ``unknown_tool``).
+UNKNOWN_TOOL = "unknown_tool"
 OTEL_AGENTS_SKILL_NAME = "otel_agents.skill.name"
 OTEL_AGENTS_TASK_NAME = "otel_agents.task.name"
 OTEL_AGENTS_TASK_ID = "otel_agents.task.id"

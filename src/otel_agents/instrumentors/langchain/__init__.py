@@ -197,7 +197,7 @@ class LangChainInstrumentor(OtelAgentsInstrumentor):
         register_configure_hook(var, True)
         self.handler, self._hook_var = handler, var
         patches.install(handler.span_context_for, handler.tool_runs_failed, handler.run_left, handler.run_dropped,
-                        handler.output_rejected, handler.dispatch_failed)
+                        handler.output_rejected, handler.dispatch_failed, handler.tool_unknown)
 
     def _remove(self) -> None:
         from . import patches

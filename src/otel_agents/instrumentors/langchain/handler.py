@@ -299,6 +299,23 @@ class SpanCallbackHandler(BaseCallbackHandler):
         span.record_error(error)
         span.end()
 
+    def tool_unknown(self, run_id: UUID | None, call: Any, message: Any) -> None:
+        """LangGraph's ``ToolNode`` (run ``run_id``) answered ``call`` (a ``ToolCall`` dict: ``name``, ``args``, ``id``)
+        with ``message``, an error ``ToolMessage``: no tool of that name, nothing ran. A refused ``tool`` span,
+        :data:`~otel_agents.semconv.attributes.UNKNOWN_TOOL`, under the node's span; see :mod:`.patches`, 9."""
+        if not self.enabled or not instrumentation_enabled():
+            return
+        key = self._resolve(run_id)
+        parent = self.spans.get(key) if isinstance(key, UUID) else None
+        if parent is None:
+            return
+        call = call if isinstance(call, Mapping) else {}
+        name, call_id = call.get("name"), call.get("id")
+        self.telemetry.refused_tool_call(
+            name if isinstance(name, str) else None, A.UNKNOWN_TOOL, parent=parent,
+            call_id=call_id if isinstance(call_id, str) else None, arguments=call.get("args"),
+            result=probes.text(probes.attr(message, "content", "")))
+
     def _note_handoff(self, span: SemanticSpan, run: _Run, error: BaseException) -> None:
         """A graph (agent) ended with LangGraph's ``ParentCommand``: a ``Command(goto=...,
         graph=Command.PARENT)`` handoff (a supervisor's or a swarm's). The parent graph — the
