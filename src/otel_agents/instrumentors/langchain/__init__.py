@@ -70,6 +70,10 @@ What becomes a span (the kinds of :mod:`otel_agents.semconv.kinds`):
   asked with (from the node's input), the message as the result, status ERROR, ``error.type``
   ``usage_limit`` and ``otel_agents.tool.denied`` (the project's refused call, as CrewAI's spent
   ``max_usage_count``); the ECP fold lists it among the run's tool calls as failed;
+* a tool call naming a tool LangGraph's ``ToolNode`` does not have: it answers "Error: X is not a valid
+  tool…" (an error ``ToolMessage``) and runs nothing, which no callback reports → the same zero-length
+  refused ``tool`` span under the ``tools`` node's span, ``error.type`` ``unknown_tool`` (CrewAI's word; see
+  :mod:`.patches`, 9);
 * a structured output ``create_agent`` rejects (``response_format=ToolStrategy(...)``:
   the output tool's arguments fail the schema, and LangChain asks the model again) →
   a failed ``chain`` step ``structured_output`` (status ERROR, the
