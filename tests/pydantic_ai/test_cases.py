@@ -259,6 +259,55 @@ def test_rejected_tool_arguments_are_an_errored_tool_span(instrumented: Any, exp
     assert good.attributes["gen_ai.tool.call.result"] == "8"
 
 
+def test_a_call_of_a_tool_the_agent_lacks_is_a_refused_tool_span(instrumented: Any, exporter: SnapshotExporter,
+                                                                  envelopes: list) -> None:
+    """The model calls ``lookup`` and ``lokup`` (no such tool) in one response: PydanticAI answers the second with a
+    retry ("Unknown tool name…", cause ``unknown_tool``) before any tool hook. It is a refused tool span under the
+    agent, once though the model is asked twice more: ERROR, ``error.type`` ``unknown_tool``,
+    ``otel_agents.tool.denied``, its id and arguments, PydanticAI's answer as the result, zero length; the envelope
+    lists both calls (ok, error). Ground truth: the run's messages."""
+    from pydantic_ai import Agent, ModelRetry
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    from tests.exporters.conftest import check
+
+    from .agents import lookup
+
+    def answer(messages: list, info: Any) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("lookup", {"query": "a"}, tool_call_id="c1"),
+                                        ToolCallPart("lokup", {"query": "b"}, tool_call_id="c2")])
+        return ModelResponse(parts=[TextPart(f"answer {len(messages)}")])
+
+    agent = Agent(FunctionModel(answer), name="support", deps_type=Deps)
+    agent.tool(lookup)
+
+    @agent.output_validator
+    def once_more(output: str) -> str:
+        if output == "answer 3":
+            raise ModelRetry("again")
+        return output
+
+    result = agent.run_sync("go", deps=Deps())
+    assert result.output == "answer 5"
+    [told] = [p for m in result.all_messages() if isinstance(m, ModelRequest) for p in m.parts
+              if getattr(p, "tool_call_id", None) == "c2"]
+    spans = exporter.semantic()
+    tools = [s for s in spans if s.semantic_kind == "tool"]
+    assert sorted(s.attributes["gen_ai.tool.call.id"] for s in tools) == ["c1", "c2"], tree(spans)
+    [refused] = [s for s in tools if s.attributes["gen_ai.tool.call.id"] == "c2"]
+    assert refused.name == "execute_tool lokup"
+    assert refused.status is StatusCode.ERROR and refused.attributes["error.type"] == "unknown_tool"
+    assert refused.attributes["otel_agents.tool.denied"] is True
+    assert refused.json_attr("gen_ai.tool.call.arguments") == {"query": "b"}
+    assert refused.attributes["gen_ai.tool.call.result"] == told.content == refused.status_description
+    assert refused.start_time == refused.end_time
+    assert parent_of(refused, spans).name == "invoke_agent support"
+    [env] = check(envelopes)
+    assert sorted((c["id"], c["status"]) for c in env["tool_calls"]) == [("c1", "ok"), ("c2", "error")]
+
+
 def test_nested_agent_runs_under_the_tool_span(instrumented: Any, exporter: SnapshotExporter) -> None:
     """A tool that delegates to another agent: the inner agent span is a child of the tool span."""
     router_agent(order_agent()).run_sync("where is my order?")

@@ -66,6 +66,11 @@ Every entry point — ``run``, ``run_sync``, ``run_stream``, ``run_stream_sync``
   paused. A tool needing approval runs (and gets its span) when the run resumes.
   The output tool of a structured output is not a tool span: its value is the
   agent span's output.
+  A call naming a tool the agent does not have, which PydanticAI answers with a retry
+  ("Unknown tool name…") before any tool hook, is a zero-length refused tool span under the
+  agent span, made when the next request sends that answer: status ERROR, ``error.type``
+  ``unknown_tool`` (PydanticAI's retry cause) and ``otel_agents.tool.denied`` (as CrewAI's); the
+  last such calls of a run that ends with ``UnexpectedModelBehavior`` (retries spent) have none.
 * ``validate_output`` (``chain``, status ERROR), one per output PydanticAI
   rejected and asked the model again for (a structured output that fails
   validation, ``ModelRetry`` from an ``@agent.output_validator`` or output

@@ -36,6 +36,7 @@ from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, 
 from ..._spans import SemanticSpan, guard, instrumentation_enabled, report_internal_error
 from ..._spans.address import server_attributes
 from ...semconv import Kind
+from ...semconv import attributes as A
 from . import _convert
 from ._runs import RunSpans, RunTracker, end_model, parent_context
 
@@ -234,6 +235,8 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         run = self._observes()
         if run is _OFF:
             return await handler(request_context)
+        if run is not None:
+            self._refuse_unknown(run, request_context)
         request = _Request(self, request_context, run)
         current = _current_request.set(request)
         watching = _watch(request_context, request)
@@ -257,6 +260,19 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             _unwatch(watching)
         request.close(self, response)
         return response
+
+    def _refuse_unknown(self, run: RunSpans, request_context: Any) -> None:
+        """The calls of the last response naming no tool the agent has, which PydanticAI answers with a retry
+        before any tool hook (this request, sent once — PydanticAI lets a ``wrap_model_request`` call its handler
+        only once — carries its answers): a zero-length refused ``tool`` span each, under the agent span,
+        ``error.type`` ``unknown_tool``. The last such calls of a run ``UnexpectedModelBehavior`` ends (their
+        retries spent) are answered by no request: they have none."""
+        try:
+            for name, call_id, arguments, answer in _convert.unknown_tool_calls(request_context.messages):
+                self.tracker.telemetry.refused_tool_call(name, A.UNKNOWN_TOOL, parent=run.span, call_id=call_id,
+                                                         arguments=arguments, result=answer)
+        except Exception as exc:  # noqa: BLE001 - as guard() does
+            report_internal_error("pydantic_ai.unknown_tool", exc)
 
     async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
         """After an attempt the model answered: the request's span if it has none yet, which happens only when a
