@@ -25,7 +25,7 @@ from opentelemetry.trace import StatusCode
 
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
 from tests.llama_index import fakes
-from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, parent_of, tree
+from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, assert_refused_unknown_tool, parent_of, tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -269,11 +269,7 @@ def test_li2_a_call_of_a_tool_the_agent_lacks_is_a_refused_tool_span(instrumente
     assert [s.name for s in tools] == ["execute_tool explode", "execute_tool ad"], tree(spans)
     raised, refused = tools
     assert raised.attributes["error.type"] == "ValueError" and "otel_agents.tool.denied" not in raised.attributes
-    assert refused.status is StatusCode.ERROR and refused.attributes["error.type"] == "unknown_tool"
-    assert refused.attributes["otel_agents.tool.denied"] is True
-    assert refused.json_attr("gen_ai.tool.call.arguments") == {"a": 2}
-    assert refused.attributes["gen_ai.tool.call.result"] == not_found == refused.status_description
-    assert refused.start_time == refused.end_time
+    assert_refused_unknown_tool(refused, {"a": 2}, not_found)
     assert parent_of(refused, spans).name == "call_tool"
     assert instrumented.open_span_count() == 0
 

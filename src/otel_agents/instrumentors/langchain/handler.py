@@ -284,15 +284,19 @@ class SpanCallbackHandler(BaseCallbackHandler):
             key, seen = run.parent, seen + 1
         return None
 
+    def _node_span(self, run_id: UUID | None) -> SemanticSpan | None:
+        """The span a step a patch saw inside node run ``run_id`` nests under (``None``: off, suppressed, unknown)."""
+        if not self.enabled or not instrumentation_enabled():
+            return None
+        key = self._resolve(run_id)
+        return self.spans.get(key) if isinstance(key, UUID) else None
+
     def output_rejected(self, run_id: UUID | None, error: BaseException) -> None:
         """``create_agent`` rejected a structured output (``ToolStrategy``: ``error``, a
         ``StructuredOutputValidationError``) and asks the model again: a failed ``chain`` step,
         :data:`REJECTED_OUTPUT`, under run ``run_id`` (the ``model`` node that got the answer); see
         :mod:`.patches`, 7."""
-        if not self.enabled or not instrumentation_enabled():
-            return
-        key = self._resolve(run_id)
-        parent = self.spans.get(key) if isinstance(key, UUID) else None
+        parent = self._node_span(run_id)
         if parent is None:
             return
         span = self.telemetry.start_span(Kind.CHAIN, REJECTED_OUTPUT, parent=parent)
@@ -303,10 +307,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
         """LangGraph's ``ToolNode`` (run ``run_id``) answered ``call`` (a ``ToolCall`` dict: ``name``, ``args``, ``id``)
         with ``message``, an error ``ToolMessage``: no tool of that name, nothing ran. A refused ``tool`` span,
         :data:`~otel_agents.semconv.attributes.UNKNOWN_TOOL`, under the node's span; see :mod:`.patches`, 9."""
-        if not self.enabled or not instrumentation_enabled():
-            return
-        key = self._resolve(run_id)
-        parent = self.spans.get(key) if isinstance(key, UUID) else None
+        parent = self._node_span(run_id)
         if parent is None:
             return
         call = call if isinstance(call, Mapping) else {}
