@@ -395,6 +395,52 @@ def test_a_rejected_output_is_a_failed_step(instrumented: Any, exporter: Snapsho
     assert rejected.name == "validate_output" and rejected.attributes["error.type"].endswith("ValidationError")
 
 
+def test_an_output_run_stream_rejects_is_a_failed_step_not_a_failed_request(instrumented: Any,
+                                                                            exporter: SnapshotExporter,
+                                                                            envelopes: list) -> None:
+    """``run_stream()`` cannot ask again for an output its validator rejects: it raises ``UnexpectedModelBehavior``
+    while the streamed response is still open. The model answered in full, so its span is as in ``run()``: not
+    failed, not abandoned, with the usage and output it streamed; the rejection is the ``validate_output`` step
+    under the agent (as in ``run()``), and the agent span has the error. The envelope counts two errors (the step,
+    the run), not three. Ground truth: what the fake streamed, the exception the caller got."""
+    from pydantic_ai import Agent, ModelRetry, RunContext
+    from pydantic_ai.exceptions import UnexpectedModelBehavior
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+
+    from tests.exporters.conftest import check
+
+    async def stream(messages: Any, info: Any) -> Any:
+        for word in STREAM_TEXT.split(" "):
+            yield word + " "
+
+    agent = Agent(FunctionModel(lambda m, i: ModelResponse(parts=[TextPart(STREAM_TEXT)]), stream_function=stream),
+                  name="st")
+
+    @agent.output_validator
+    def reject(ctx: RunContext, output: str) -> str:
+        if not ctx.partial_output:
+            raise ModelRetry("not good enough")
+        return output
+
+    async def main() -> list:
+        async with agent.run_stream("go") as result:
+            return [text async for text in result.stream_text()]
+
+    with pytest.raises(UnexpectedModelBehavior, match="retries are not supported"):
+        asyncio.run(main())
+    spans = exporter.semantic()
+    model, step, run = only(exporter, "model"), only(exporter, "chain"), only(exporter, "agent")
+    assert model.status is StatusCode.UNSET and ABANDONED not in model.attributes, model.attributes
+    assert model.attributes["gen_ai.usage.output_tokens"] == len(STREAM_TEXT.split(" "))
+    assert STREAM_TEXT in model.attributes["gen_ai.output.messages"]
+    assert step.name == "validate_output" and step.status is StatusCode.ERROR
+    assert parent_of(step, spans) == run and parent_of(model, spans) == run
+    assert run.status is StatusCode.ERROR and run.attributes["error.type"].endswith("UnexpectedModelBehavior")
+    [env] = check(envelopes)
+    assert env["metrics"]["errors"] == 2, env["metrics"]
+
+
 def _slow_start_agent(output_type: Any = str) -> Any:
     """A FunctionModel whose streamed answer's first chunk comes 50 ms after the request (and whose whole answer
     is the same text)."""

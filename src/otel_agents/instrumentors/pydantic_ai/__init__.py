@@ -76,7 +76,10 @@ Every entry point — ``run``, ``run_sync``, ``run_stream``, ``run_stream_sync``
   validation, ``ModelRetry`` from an ``@agent.output_validator`` or output
   function): a failed step, counted in the ECP envelope's ``metrics.errors``;
   the rejected request's model span keeps its usage. An accepted output makes
-  no such span; partial outputs validated while streaming are not steps.
+  no such span; partial outputs validated while streaming are not steps. ``run_stream()``,
+  which cannot ask again, raises ``UnexpectedModelBehavior`` from the rejection while the
+  response's stream is still open: the step is the same (under the agent), the model span is
+  not failed nor abandoned (the model answered in full), the agent span has the error.
 
 Streams end when they are done, never only at garbage collection: a streamed
 result consumed to the end (``stream_text``/``stream_output``/``stream_response``

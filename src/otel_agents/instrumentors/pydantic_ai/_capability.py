@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 from pydantic_ai.capabilities import AbstractCapability, CombinedCapability
 from pydantic import ValidationError
 from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, RunCancelled, RunTimedOut,
-                                    SkipToolExecution, ToolRetryError)
+                                    SkipToolExecution, ToolRetryError, UnexpectedModelBehavior)
 
 from ..._spans import SemanticSpan, guard, instrumentation_enabled, report_internal_error
 from ..._spans.address import server_attributes
@@ -45,6 +45,12 @@ CAPABILITY_ID = "otel_agents"
 
 _DEFERRALS = (CallDeferred, ApprovalRequired)
 _REJECTIONS = (ValidationError, ModelRetry, ToolRetryError)
+
+
+def is_rejected_output(exc: BaseException) -> bool:
+    """Whether ``exc`` is ``run_stream()``'s ``UnexpectedModelBehavior`` for a final output PydanticAI rejected
+    (raised from the rejection: "retries are not supported in run_stream()"), which it cannot ask again for."""
+    return isinstance(exc, UnexpectedModelBehavior) and isinstance(exc.__cause__, _REJECTIONS)
 REJECTED_OUTPUT = "validate_output"
 """The name of the failed ``chain`` step a rejected output gets (then the model is asked again)."""
 
@@ -347,10 +353,12 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         try:
             return await handler(output)
         except _REJECTIONS as exc:
-            if not getattr(ctx, "partial_output", False) and self._observes() is not _OFF:
+            run = self._observes()
+            if not getattr(ctx, "partial_output", False) and run is not _OFF:
                 with guard("pydantic_ai.output_rejected"):
-                    span = self.tracker.telemetry.start_span(Kind.CHAIN, REJECTED_OUTPUT, parent=parent_context(),
-                                                             start_time=start)
+                    # under the agent, where run() has it, also when a stream's model span is still current
+                    span = self.tracker.telemetry.start_span(Kind.CHAIN, REJECTED_OUTPUT, start_time=start,
+                                                             parent=run.span if run is not None else parent_context())
                     span.record_error(exc)
                     span.end()
             raise
