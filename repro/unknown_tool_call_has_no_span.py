@@ -5,8 +5,7 @@ LangChain ``create_agent`` (ToolNode answers "Error: nosuch is not a valid toolâ
 retry.cause='unknown_tool', "which no tool hook sees") all answer the call with an error and go on; our trees have
 no ``tool`` span for it, so the ECP fold does not count it among the run's tool calls (failed). CrewAI's
 instrumentor records the same event as a refused tool span (``otel_agents.tool.denied``, error.type
-``unknown_tool``) through ``Telemetry.refused_tool_call``. NOT FIXED (see the report): the design decision is
-the engineer's.
+``unknown_tool``) through ``Telemetry.refused_tool_call``. Fixed on h-breaker4: each prints one refused span.
 
 Run: PYTHONPATH=src:. /work/hv/.venv/bin/python repro/unknown_tool_call_has_no_span.py
 """
@@ -53,7 +52,8 @@ class Model(GenericFakeChatModel):
 model = Model(messages=iter([AIMessage("", tool_calls=[{"name": "nosuch", "args": {"x": 1}, "id": "c1"}]),
                              AIMessage("done")]))
 create_agent(model, [tool(real)]).invoke({"messages": [("user", "go")]})
-print("langchain  :", tool_spans())
+print("langchain  :", spans := tool_spans())
+assert spans == [("execute_tool nosuch", "c1", "unknown_tool")], "FAULT"
 
 # -- LlamaIndex FunctionAgent ------------------------------------------------------------------------
 from llama_index.core.agent.workflow import FunctionAgent  # noqa: E402
@@ -69,7 +69,8 @@ async def llama() -> None:
 
 
 asyncio.run(llama())
-print("llama_index:", tool_spans())
+print("llama_index:", spans := tool_spans())
+assert spans == [("execute_tool nosuch", "c1", "unknown_tool")], "FAULT"
 
 # -- PydanticAI --------------------------------------------------------------------------------------
 from pydantic_ai import Agent  # noqa: E402
@@ -84,4 +85,6 @@ def answer(messages, info):  # noqa: ANN001, ANN201
 
 
 Agent(FunctionModel(answer), tools=[real]).run_sync("go")
-print("pydantic_ai:", tool_spans())
+print("pydantic_ai:", spans := tool_spans())
+assert spans == [("execute_tool nosuch", "c1", "unknown_tool")], "FAULT"
+print("OK")
