@@ -136,6 +136,17 @@ def assert_reasoning_then_answer(model: SpanSnapshot, agent: SpanSnapshot, thoug
     assert agent.attributes["output.value"] == answer
 
 
+def assert_refused_unknown_tool(span: SpanSnapshot, arguments: Any, answer: str) -> None:
+    """``span`` is a tool call the framework refused as naming no tool it has: ERROR, ``error.type``
+    ``unknown_tool``, ``otel_agents.tool.denied``, the model's ``arguments``, the framework's ``answer`` as the
+    result and the status description, zero length (no tool ran)."""
+    assert span.status is StatusCode.ERROR and span.attributes["error.type"] == "unknown_tool", span.attributes
+    assert span.attributes["otel_agents.tool.denied"] is True
+    assert span.json_attr("gen_ai.tool.call.arguments") == arguments
+    assert span.attributes["gen_ai.tool.call.result"] == answer == span.status_description
+    assert span.start_time == span.end_time
+
+
 def tree(spans: Iterable[SpanSnapshot]) -> str:
     """An indented text tree of spans (for assertion messages)."""
     spans = sorted(spans, key=lambda s: s.start_time)

@@ -24,6 +24,7 @@ SCRIPT = textwrap.dedent("""
     inst = LangChainInstrumentor()
     inst.instrument(tracer_provider=provider)
     assert "langchain.agents.factory" not in sys.modules, "instrument() imported langchain.agents"
+    assert "langgraph.prebuilt.tool_node" not in sys.modules, "instrument() imported LangGraph's ToolNode"
     from tests.matrix.drivers import langchain as driver  # imports langchain.agents now
     from tests.matrix.truth import Truth
     result = driver._agent(Truth("output_retry")).invoke(driver.INPUT)
@@ -32,9 +33,12 @@ SCRIPT = textwrap.dedent("""
     assert len(rejected) == 1 and rejected[0].status.status_code.name == "ERROR", \\
         [s.name for s in exporter.get_finished_spans()]
     assert rejected[0].attributes["error.type"].endswith("StructuredOutputValidationError"), rejected[0].attributes
+    from langgraph.prebuilt.tool_node import ToolNode
+    assert hasattr(ToolNode.__dict__["_validate_tool_call"], "__wrapped__"), "ToolNode imported later: not wrapped"
     inst.uninstrument()
     import langchain.agents.factory as factory
     assert not hasattr(factory._handle_structured_output_error, "__wrapped__"), "wrapper left after uninstrument()"
+    assert not hasattr(ToolNode.__dict__["_validate_tool_call"], "__wrapped__"), "wrapper left after uninstrument()"
     print("ok")
 """)
 
@@ -101,3 +105,46 @@ def test_calls_refused_by_the_tool_call_limit_are_refused_tool_spans(instrumento
     assert [(c["id"], c["status"]) for c in calls] == [("call_Paris", "ok"), ("call_Oslo", "error"),
                                                        ("call_Rome", "error")], calls
     assert env["metrics"]["tool_errors"] == 2
+
+
+def test_a_call_of_a_tool_the_agent_lacks_is_a_refused_tool_span(instrumentor: Any, exporter: Any,
+                                                                  envelopes: list) -> None:
+    """The model asks for ``get_weather`` and for ``get_wether`` (no such tool) in one turn: ``ToolNode`` answers
+    the second with an error ``ToolMessage`` ("Error: get_wether is not a valid tool…") and runs nothing, which no
+    callback reports. It is a refused tool span under its ``tools`` node: ERROR, ``error.type`` ``unknown_tool``,
+    ``otel_agents.tool.denied``, the call's id and arguments, LangGraph's answer as the result, zero length; the
+    envelope lists both calls (ok, error). Ground truth: the tool's runs and the agent's messages."""
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.tools import tool
+
+    from tests.exporters.conftest import check
+    from tests.langchain.fakes import ScriptedChatModel
+    from tests.spans import assert_refused_unknown_tool, parent_of, tree
+
+    runs: list[str] = []
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Get the weather for a city."""
+        runs.append(city)
+        return f"sunny in {city}"
+
+    calls = [{"name": name, "args": {"city": "Paris"}, "id": f"call_{i}", "type": "tool_call"}
+             for i, name in enumerate(("get_weather", "get_wether"))]
+    model = ScriptedChatModel(replies=[AIMessage(content="", tool_calls=calls), AIMessage(content="Sunny.")])
+    result = create_agent(model, [get_weather], name="weather_agent").invoke(
+        {"messages": [HumanMessage("Weather in Paris?")]})
+
+    assert runs == ["Paris"]
+    [answer] = [m for m in result["messages"] if m.type == "tool" and m.status == "error"]
+    assert answer.tool_call_id == "call_1" and "not a valid tool" in answer.content
+    spans = exporter.semantic()
+    tools = sorted((s for s in spans if s.semantic_kind == "tool"), key=lambda s: s.attributes["gen_ai.tool.call.id"])
+    assert [s.name for s in tools] == ["execute_tool get_weather", "execute_tool get_wether"], tree(spans)
+    ran, refused = tools
+    assert ran.status.name == "UNSET" and "otel_agents.tool.denied" not in ran.attributes
+    assert_refused_unknown_tool(refused, {"city": "Paris"}, answer.content)
+    assert parent_of(refused, spans).name == "tools"
+    [env] = check(envelopes)
+    assert [(c["id"], c["status"]) for c in env["tool_calls"]] == [("call_0", "ok"), ("call_1", "error")]

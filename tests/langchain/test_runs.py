@@ -208,6 +208,28 @@ def test_tool_errors(instrumentor: Any, exporter: SnapshotExporter) -> None:
     assert second.attributes["gen_ai.tool.call.result"] == "service unavailable"
 
 
+def test_a_handled_tool_error_is_an_in_band_failure_not_an_exception_of_ours(instrumentor: Any,
+                                                                              exporter: SnapshotExporter) -> None:
+    """A failure LangChain turned into the tool's result (``handle_tool_error``, ``handle_validation_error``) reaches
+    no callback as an exception: the span says what LangChain said (``error.type`` ``tool_error``, the message
+    as the description, as an MCP ``isError`` result), with no exception event naming a class of ours."""
+
+    @tool
+    def handled(city: str, days: int) -> str:
+        """Fails in a handled way."""
+        raise ToolException("service unavailable")
+
+    handled.handle_tool_error = True
+    handled.handle_validation_error = True
+    replies = [handled.invoke({"name": "handled", "args": args, "id": f"call_{i}", "type": "tool_call"})
+               for i, args in enumerate(({"city": "Paris", "days": 1}, {"city": "Paris", "days": "many"}))]
+    assert [(r.status, r.content) for r in replies] == [("error", "service unavailable"),
+                                                        ("error", "Tool input validation error")]
+    spans = exporter.semantic("tool")
+    assert [(s.status.name, s.attributes["error.type"], s.status_description, s.events) for s in spans] == [
+        ("ERROR", "tool_error", reply.content, ()) for reply in replies]
+
+
 def test_no_internal_warnings_in_normal_runs(instrumentor: Any, exporter: SnapshotExporter,
                                              caplog: pytest.LogCaptureFixture) -> None:
     """None of our extractors fails on ordinary runs (a failure would be logged as a warning)."""

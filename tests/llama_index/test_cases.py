@@ -25,7 +25,7 @@ from opentelemetry.trace import StatusCode
 
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
 from tests.llama_index import fakes
-from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, parent_of, tree
+from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, assert_refused_unknown_tool, parent_of, tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -239,6 +239,39 @@ def test_li2_tool_error_is_recorded_and_the_agent_recovers(instrumented: Any, ex
     tool = one(spans, "execute_tool explode")
     assert tool.status is StatusCode.ERROR and tool.attributes["error.type"] == "ValueError"
     assert one(spans, "invoke_agent fragile").status is StatusCode.UNSET
+
+
+def test_li2_a_call_of_a_tool_the_agent_lacks_is_a_refused_tool_span(instrumented: Any,
+                                                                     exporter: SnapshotExporter) -> None:
+    """The model calls ``explode`` (raises) and ``ad`` (no such tool) in one turn: the agent answers the second
+    with an error ("Tool ad not found…") and runs nothing. That call is a refused tool span under its
+    ``call_tool`` step: ERROR, ``error.type`` ``unknown_tool``, ``otel_agents.tool.denied``, its id, arguments and
+    the agent's answer, zero length; the tool that raised keeps its own error. Ground truth: the tool results."""
+
+    def explode(x: int) -> int:
+        """Always fails."""
+        raise ValueError("tool exploded")
+
+    calls = fakes.tool_call("explode", {"x": 1}, "call-1")
+    calls.blocks.append(fakes.ToolCallBlock(tool_call_id="call-2", tool_name="ad", tool_kwargs={"a": 2}))
+    results: list = []
+
+    def answer(messages: Any) -> str:
+        results.extend(m.content for m in messages if m.role.value == "tool")
+        return "done"
+
+    agent = FunctionAgent(name="calc", description="adds", tools=[FunctionTool.from_defaults(fn=explode)],
+                          llm=fakes.scripted_llm(calls, answer))
+    assert str(_run_agent(agent)) == "done"
+    [not_found] = [r for r in results if "not found" in r]
+    spans = exporter.semantic()
+    tools = sorted((s for s in spans if s.semantic_kind == "tool"), key=lambda s: s.attributes["gen_ai.tool.call.id"])
+    assert [s.name for s in tools] == ["execute_tool explode", "execute_tool ad"], tree(spans)
+    raised, refused = tools
+    assert raised.attributes["error.type"] == "ValueError" and "otel_agents.tool.denied" not in raised.attributes
+    assert_refused_unknown_tool(refused, {"a": 2}, not_found)
+    assert parent_of(refused, spans).name == "call_tool"
+    assert instrumented.open_span_count() == 0
 
 
 def test_li2_model_error_propagates_to_the_agent(instrumented: Any, exporter: SnapshotExporter) -> None:

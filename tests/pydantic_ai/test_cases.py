@@ -14,7 +14,7 @@ from opentelemetry.trace import StatusCode
 import otel_agents
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
 
-from tests.spans import SnapshotExporter, SpanSnapshot, nearest, parent_of, tree
+from tests.spans import SnapshotExporter, SpanSnapshot, assert_refused_unknown_tool, nearest, parent_of, tree
 
 from .agents import STREAM_TEXT, Deps, approval_agent, calculator_agent, deferred_agent, lookup_agent, order_agent, \
     retry_agent, router_agent, streaming_agent
@@ -259,6 +259,51 @@ def test_rejected_tool_arguments_are_an_errored_tool_span(instrumented: Any, exp
     assert good.attributes["gen_ai.tool.call.result"] == "8"
 
 
+def test_a_call_of_a_tool_the_agent_lacks_is_a_refused_tool_span(instrumented: Any, exporter: SnapshotExporter,
+                                                                  envelopes: list) -> None:
+    """The model calls ``lookup`` and ``lokup`` (no such tool) in one response: PydanticAI answers the second with a
+    retry ("Unknown tool name…", cause ``unknown_tool``) before any tool hook. It is a refused tool span under the
+    agent, once though the model is asked twice more: ERROR, ``error.type`` ``unknown_tool``,
+    ``otel_agents.tool.denied``, its id and arguments, PydanticAI's answer as the result, zero length; the envelope
+    lists both calls (ok, error). Ground truth: the run's messages."""
+    from pydantic_ai import Agent, ModelRetry
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    from tests.exporters.conftest import check
+
+    from .agents import lookup
+
+    def answer(messages: list, info: Any) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("lookup", {"query": "a"}, tool_call_id="c1"),
+                                        ToolCallPart("lokup", {"query": "b"}, tool_call_id="c2")])
+        return ModelResponse(parts=[TextPart(f"answer {len(messages)}")])
+
+    agent = Agent(FunctionModel(answer), name="support", deps_type=Deps)
+    agent.tool(lookup)
+
+    @agent.output_validator
+    def once_more(output: str) -> str:
+        if output == "answer 3":
+            raise ModelRetry("again")
+        return output
+
+    result = agent.run_sync("go", deps=Deps())
+    assert result.output == "answer 5"
+    [told] = [p for m in result.all_messages() if isinstance(m, ModelRequest) for p in m.parts
+              if getattr(p, "tool_call_id", None) == "c2"]
+    spans = exporter.semantic()
+    tools = [s for s in spans if s.semantic_kind == "tool"]
+    assert sorted(s.attributes["gen_ai.tool.call.id"] for s in tools) == ["c1", "c2"], tree(spans)
+    [refused] = [s for s in tools if s.attributes["gen_ai.tool.call.id"] == "c2"]
+    assert refused.name == "execute_tool lokup"
+    assert_refused_unknown_tool(refused, {"query": "b"}, told.content)
+    assert parent_of(refused, spans).name == "invoke_agent support"
+    [env] = check(envelopes)
+    assert sorted((c["id"], c["status"]) for c in env["tool_calls"]) == [("c1", "ok"), ("c2", "error")]
+
+
 def test_nested_agent_runs_under_the_tool_span(instrumented: Any, exporter: SnapshotExporter) -> None:
     """A tool that delegates to another agent: the inner agent span is a child of the tool span."""
     router_agent(order_agent()).run_sync("where is my order?")
@@ -348,6 +393,52 @@ def test_a_rejected_output_is_a_failed_step(instrumented: Any, exporter: Snapsho
                                               ("model", StatusCode.UNSET)]
     rejected = [s for s in exporter.spans if s.semantic_kind == "chain"][0]
     assert rejected.name == "validate_output" and rejected.attributes["error.type"].endswith("ValidationError")
+
+
+def test_an_output_run_stream_rejects_is_a_failed_step_not_a_failed_request(instrumented: Any,
+                                                                            exporter: SnapshotExporter,
+                                                                            envelopes: list) -> None:
+    """``run_stream()`` cannot ask again for an output its validator rejects: it raises ``UnexpectedModelBehavior``
+    while the streamed response is still open. The model answered in full, so its span is as in ``run()``: not
+    failed, not abandoned, with the usage and output it streamed; the rejection is the ``validate_output`` step
+    under the agent (as in ``run()``), and the agent span has the error. The envelope counts two errors (the step,
+    the run), not three. Ground truth: what the fake streamed, the exception the caller got."""
+    from pydantic_ai import Agent, ModelRetry, RunContext
+    from pydantic_ai.exceptions import UnexpectedModelBehavior
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+
+    from tests.exporters.conftest import check
+
+    async def stream(messages: Any, info: Any) -> Any:
+        for word in STREAM_TEXT.split(" "):
+            yield word + " "
+
+    agent = Agent(FunctionModel(lambda m, i: ModelResponse(parts=[TextPart(STREAM_TEXT)]), stream_function=stream),
+                  name="st")
+
+    @agent.output_validator
+    def reject(ctx: RunContext, output: str) -> str:
+        if not ctx.partial_output:
+            raise ModelRetry("not good enough")
+        return output
+
+    async def main() -> list:
+        async with agent.run_stream("go") as result:
+            return [text async for text in result.stream_text()]
+
+    with pytest.raises(UnexpectedModelBehavior, match="retries are not supported"):
+        asyncio.run(main())
+    spans = exporter.semantic()
+    model, step, run = only(exporter, "model"), only(exporter, "chain"), only(exporter, "agent")
+    assert model.status is StatusCode.UNSET and ABANDONED not in model.attributes, model.attributes
+    assert model.attributes["gen_ai.usage.output_tokens"] == len(STREAM_TEXT.split(" "))
+    assert STREAM_TEXT in model.attributes["gen_ai.output.messages"]
+    assert step.name == "validate_output" and step.status is StatusCode.ERROR
+    assert parent_of(step, spans) == run and parent_of(model, spans) == run
+    assert run.status is StatusCode.ERROR and run.attributes["error.type"].endswith("UnexpectedModelBehavior")
+    [env] = check(envelopes)
+    assert env["metrics"]["errors"] == 2, env["metrics"]
 
 
 def _slow_start_agent(output_type: Any = str) -> Any:

@@ -89,7 +89,10 @@ MCP_SESSION_ID = "mcp.session.id"
 JSONRPC_REQUEST_ID = "jsonrpc.request.id"
 RPC_RESPONSE_STATUS_CODE = "rpc.response.status_code"
 NETWORK_TRANSPORT = "network.transport"
-MCP_TOOL_ERROR = "tool_error"  # error.type of a CallToolResult with isError set
+# ``error.type`` of a tool call whose result says it failed, with no exception reaching us (in-band): an MCP
+# ``CallToolResult`` with ``isError``, a LangChain ``ToolMessage`` with ``status="error"``.
+TOOL_ERROR = "tool_error"
+MCP_TOOL_ERROR = TOOL_ERROR  # error.type of a CallToolResult with isError set
 
 # --- A2A (semantic-conventions-genai PR #195, pending: "a2a.client"/"a2a.server" spans) ---------
 A2A_METHOD_NAME = "a2a.method.name"  # SendMessage, SendStreamingMessage, GetTask, CancelTask, ...
@@ -221,6 +224,10 @@ OTEL_AGENTS_TOOL_RESULT_JSON = "otel_agents.tool.result.json"
 # framework's own refusal (CrewAI's repeated call, spent usage limit, unknown tool, unparsable input; a call past
 # LangChain's ``ToolCallLimitMiddleware``).
 OTEL_AGENTS_TOOL_DENIED = "otel_agents.tool.denied"
+# ``error.type`` of a refused tool call (:data:`OTEL_AGENTS_TOOL_DENIED`) naming a tool the agent does not have: the
+# framework answered the model with an error and ran nothing (CrewAI's ``ToolFailureReason`` word, ``unknown_tool``;
+# PydanticAI's retry cause ``unknown_tool``).
+UNKNOWN_TOOL = "unknown_tool"
 OTEL_AGENTS_SKILL_NAME = "otel_agents.skill.name"
 OTEL_AGENTS_TASK_NAME = "otel_agents.task.name"
 OTEL_AGENTS_TASK_ID = "otel_agents.task.id"

@@ -41,7 +41,8 @@ What becomes a span (the kinds of :mod:`otel_agents.semconv.kinds`):
   stream left before its end keeps what the provider sent;
 * tools → ``tool`` (``execute_tool {name}``): name, description, tool call id,
   arguments, result; a tool error LangChain turned into the result
-  (``handle_tool_error``) is still an error;
+  (``handle_tool_error``, ``handle_validation_error``) is still an error, in-band (``error.type``
+  ``tool_error``, the message as the status description; no exception reached us);
 * retrievers → ``retriever``: query and documents;
 * a LangGraph graph — also one built by an agent factory
   (LangChain 1.x's ``create_agent``, recognised by its ``ls_integration`` metadata
@@ -69,6 +70,10 @@ What becomes a span (the kinds of :mod:`otel_agents.semconv.kinds`):
   asked with (from the node's input), the message as the result, status ERROR, ``error.type``
   ``usage_limit`` and ``otel_agents.tool.denied`` (the project's refused call, as CrewAI's spent
   ``max_usage_count``); the ECP fold lists it among the run's tool calls as failed;
+* a tool call naming a tool LangGraph's ``ToolNode`` does not have: it answers "Error: X is not a valid
+  tool…" (an error ``ToolMessage``) and runs nothing, which no callback reports → the same zero-length
+  refused ``tool`` span under the ``tools`` node's span, ``error.type`` ``unknown_tool`` (CrewAI's word; see
+  :mod:`.patches`, 9);
 * a structured output ``create_agent`` rejects (``response_format=ToolStrategy(...)``:
   the output tool's arguments fail the schema, and LangChain asks the model again) →
   a failed ``chain`` step ``structured_output`` (status ERROR, the
@@ -196,7 +201,7 @@ class LangChainInstrumentor(OtelAgentsInstrumentor):
         register_configure_hook(var, True)
         self.handler, self._hook_var = handler, var
         patches.install(handler.span_context_for, handler.tool_runs_failed, handler.run_left, handler.run_dropped,
-                        handler.output_rejected, handler.dispatch_failed)
+                        handler.output_rejected, handler.dispatch_failed, handler.tool_unknown)
 
     def _remove(self) -> None:
         from . import patches

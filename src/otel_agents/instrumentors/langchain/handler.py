@@ -65,11 +65,6 @@ _SUPPRESSED = object()  # fold target of runs started under OTel's suppress-inst
 _RESOLVE = object()
 
 
-class HandledToolError(Exception):
-    """A tool failure LangChain turned into the tool's result (``handle_tool_error``,
-    a ``ToolMessage`` with ``status="error"``): recorded as the tool span's error."""
-
-
 class _Run:
     """What we keep about one open run besides its span."""
 
@@ -289,20 +284,38 @@ class SpanCallbackHandler(BaseCallbackHandler):
             key, seen = run.parent, seen + 1
         return None
 
+    def _node_span(self, run_id: UUID | None) -> SemanticSpan | None:
+        """The span a step a patch saw inside node run ``run_id`` nests under (``None``: off, suppressed, unknown)."""
+        if not self.enabled or not instrumentation_enabled():
+            return None
+        key = self._resolve(run_id)
+        return self.spans.get(key) if isinstance(key, UUID) else None
+
     def output_rejected(self, run_id: UUID | None, error: BaseException) -> None:
         """``create_agent`` rejected a structured output (``ToolStrategy``: ``error``, a
         ``StructuredOutputValidationError``) and asks the model again: a failed ``chain`` step,
         :data:`REJECTED_OUTPUT`, under run ``run_id`` (the ``model`` node that got the answer); see
         :mod:`.patches`, 7."""
-        if not self.enabled or not instrumentation_enabled():
-            return
-        key = self._resolve(run_id)
-        parent = self.spans.get(key) if isinstance(key, UUID) else None
+        parent = self._node_span(run_id)
         if parent is None:
             return
         span = self.telemetry.start_span(Kind.CHAIN, REJECTED_OUTPUT, parent=parent)
         span.record_error(error)
         span.end()
+
+    def tool_unknown(self, run_id: UUID | None, call: Any, message: Any) -> None:
+        """LangGraph's ``ToolNode`` (run ``run_id``) answered ``call`` (a ``ToolCall`` dict: ``name``, ``args``, ``id``)
+        with ``message``, an error ``ToolMessage``: no tool of that name, nothing ran. A refused ``tool`` span,
+        :data:`~otel_agents.semconv.attributes.UNKNOWN_TOOL`, under the node's span; see :mod:`.patches`, 9."""
+        parent = self._node_span(run_id)
+        if parent is None:
+            return
+        call = call if isinstance(call, Mapping) else {}
+        name, call_id = call.get("name"), call.get("id")
+        self.telemetry.refused_tool_call(
+            name if isinstance(name, str) else None, A.UNKNOWN_TOOL, parent=parent,
+            call_id=call_id if isinstance(call_id, str) else None, arguments=call.get("args"),
+            result=probes.text(probes.attr(message, "content", "")))
 
     def _note_handoff(self, span: SemanticSpan, run: _Run, error: BaseException) -> None:
         """A graph (agent) ended with LangGraph's ``ParentCommand``: a ``Command(goto=...,
@@ -561,17 +574,18 @@ class SpanCallbackHandler(BaseCallbackHandler):
 
     @guarded("langchain.on_tool_end")
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        """The tool run ended: its span ends with the result; an error ``ToolMessage`` marks it an error."""
-        error = None
-        if probes.attr(output, "type") == "tool" and probes.attr(output, "status") == "error":
-            error = HandledToolError(probes.text(probes.attr(output, "content", "")))
-        self._finish(run_id, error, fill=self._tool_fill(output), site="langchain.tool_output")
+        """The tool run ended: its span ends with the result; an error ``ToolMessage`` (a failure LangChain turned
+        into the result: ``handle_tool_error``, ``handle_validation_error``; no exception reaches the callbacks)
+        marks it failed in-band: ``error.type`` ``tool_error``, the message as the description (content)."""
+        self._finish(run_id, fill=self._tool_fill(output), site="langchain.tool_output")
 
     @staticmethod
     def _tool_fill(output: Any) -> Any:
         def fill(span: SemanticSpan, _run: _Run) -> None:
             if span.records_content:
                 span.set_tool_result(extract.tool_result(output, span.telemetry.settings.media_budget()))
+            if probes.attr(output, "type") == "tool" and probes.attr(output, "status") == "error":
+                span.set_error(A.TOOL_ERROR, probes.text(probes.attr(output, "content", "")))
         return fill
 
     @guarded("langchain.on_tool_error")

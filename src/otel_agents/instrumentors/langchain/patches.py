@@ -82,6 +82,12 @@
    may never have reached us. We wrap both functions of ``langchain_core.callbacks.manager``: a run's start, end
    or error whose dispatch raised ends that run's span, if still open, with the exception the caller gets.
 
+9. **A call of a tool the agent does not have is a refused call.** LangGraph's ``ToolNode`` answers a tool call
+   naming no tool it holds with an error ``ToolMessage`` ("Error: X is not a valid tool…") and runs nothing,
+   which no callback reports. We wrap ``ToolNode._validate_tool_call`` (when ``langgraph.prebuilt.tool_node`` is
+   imported; ``instrument()`` never imports it): when it returns such a message, the handler records a refused
+   ``tool`` span under the node's run (found as in 7).
+
 Removal only ever takes out our own wrapper: when another library wrapped the
 same function after us, ours stays in place under theirs, switched off (a plain
 pass-through), and is switched back on — not stacked again — by the next
@@ -365,6 +371,16 @@ def _end_tool_runs(runs: list, exc: BaseException) -> None:
 TOOL_RUN_TARGETS = (("run", _tool_run_wrapper), ("arun", _atool_run_wrapper))  # on BaseTool
 
 
+def _node_run_id() -> Any:
+    """The run id of the node whose body is running (LangChain's own context variable ``var_child_runnable_config``:
+    the child config's callbacks' ``parent_run_id``), or ``None``."""
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    config = var_child_runnable_config.get()
+    callbacks = config.get("callbacks") if isinstance(config, dict) else None
+    return getattr(callbacks, "parent_run_id", None)
+
+
 def _structured_output_error_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     result = wrapped(*args, **kwargs)
     hook = _output_rejected
@@ -372,12 +388,41 @@ def _structured_output_error_wrapper(wrapped: Any, instance: Any, args: Any, kwa
         with guard("langchain.output_rejected"):
             exception = args[0] if args else kwargs.get("exception")
             if isinstance(result, tuple) and result and result[0] is True and isinstance(exception, BaseException):
-                from langchain_core.runnables.config import var_child_runnable_config
-
-                config = var_child_runnable_config.get()
-                callbacks = config.get("callbacks") if isinstance(config, dict) else None
-                hook(getattr(callbacks, "parent_run_id", None), exception)
+                hook(_node_run_id(), exception)
     return result
+
+
+_tool_unknown: Callable[[Any, Any, Any], None] | None = None  # while instrumented
+TOOL_NODE_TARGET = ("langgraph.prebuilt.tool_node", "ToolNode", "_validate_tool_call")  # see the docstring, 9
+_tool_node_hook_registered = False
+
+
+def _invalid_tool_call_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    message = wrapped(*args, **kwargs)
+    hook = _tool_unknown
+    if message is not None and hook is not None:
+        with guard("langchain.unknown_tool"):
+            hook(_node_run_id(), args[0] if args else kwargs.get("call"), message)
+    return message
+
+
+def _wrap_tool_node(install: bool) -> None:
+    """Put our wrapper on :data:`TOOL_NODE_TARGET` (or take it off where it is on top), if its module is imported."""
+    module = sys.modules.get(TOOL_NODE_TARGET[0])
+    owner = getattr(module, TOOL_NODE_TARGET[1], None)
+    current = owner.__dict__.get(TOOL_NODE_TARGET[2]) if isinstance(owner, type) else None
+    if current is None:
+        return
+    if install and not _has_our_wrapper(current, _invalid_tool_call_wrapper):
+        wrapt.wrap_function_wrapper(owner, TOOL_NODE_TARGET[2], _invalid_tool_call_wrapper)
+    elif not install and getattr(current, "_self_wrapper", None) is _invalid_tool_call_wrapper:
+        setattr(owner, TOOL_NODE_TARGET[2], current.__wrapped__)
+
+
+def _tool_node_imported(module: Any) -> None:
+    if _tool_unknown is not None:  # still instrumented
+        with guard("langchain.patch_tool_node"):
+            _wrap_tool_node(True)
 
 
 OUTPUT_TARGET = ("langchain.agents.factory", "_handle_structured_output_error")  # LangChain 1.x
@@ -489,16 +534,25 @@ def _adispatch_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> A
 def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[list, BaseException], None],
             run_left: Callable[[Any, BaseException | None], None], run_dropped: Callable[[Any], None],
             output_rejected: Callable[[Any, BaseException], None] | None = None,
-            dispatch_failed: Callable[[Any, BaseException], None] | None = None) -> None:
+            dispatch_failed: Callable[[Any, BaseException], None] | None = None,
+            tool_unknown: Callable[[Any, Any, Any], None] | None = None) -> None:
     """Switch the hooks on; ``span_context_for(run_id)`` returns the OTel ``Context`` to attach, or ``None``;
     ``tool_run_failed(run_ids, exc)`` ends the tool runs a failed ``BaseTool.run``/``arun`` left open;
     ``run_left(run_id, exc)`` ends a run LangChain left open (with ``exc``, or abandoned when ``None``);
     ``run_dropped(run_id)`` the same, abandoned, safe to call from a finaliser; ``output_rejected(run_id, exc)``
     records a structured output ``create_agent`` rejected and retries (see the module docstring, 7);
-    ``dispatch_failed(run_id, exc)`` ends a run whose start or end dispatch raised ``exc`` (8)."""
+    ``dispatch_failed(run_id, exc)`` ends a run whose start or end dispatch raised ``exc`` (8);
+    ``tool_unknown(run_id, call, message)`` records a call ``ToolNode`` answered as naming no tool it has (9)."""
     global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped, _output_rejected
-    global _dispatch_failed
+    global _dispatch_failed, _tool_unknown, _tool_node_hook_registered
     _tool_run_failed = tool_run_failed
+    _tool_unknown = tool_unknown
+    with guard("langchain.patch_tool_node"):
+        if TOOL_NODE_TARGET[0] in sys.modules:
+            _wrap_tool_node(True)
+        elif not _tool_node_hook_registered:
+            _tool_node_hook_registered = True
+            wrapt.register_post_import_hook(_tool_node_imported, TOOL_NODE_TARGET[0])
     _dispatch_failed = dispatch_failed
     _run_left, _run_dropped = run_left, run_dropped
     _output_rejected = output_rejected
@@ -520,9 +574,9 @@ def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[l
 def remove() -> None:
     """Switch both hooks off and take our wrappers out where they are on top."""
     global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped, _output_rejected
-    global _dispatch_failed
+    global _dispatch_failed, _tool_unknown
     _span_context_for = None
-    _tool_run_failed = _output_rejected = _dispatch_failed = None
+    _tool_run_failed = _output_rejected = _dispatch_failed = _tool_unknown = None
     _run_left = _run_dropped = None
     _graph_codes = frozenset()
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
@@ -535,6 +589,8 @@ def remove() -> None:
         _wrap_methods(False)
     with guard("langchain.unpatch_output"):
         _unwrap(*OUTPUT_TARGET, _structured_output_error_wrapper)
+    with guard("langchain.unpatch_tool_node"):
+        _wrap_tool_node(False)
 
 
 def _load_graph_codes() -> frozenset[Any]:

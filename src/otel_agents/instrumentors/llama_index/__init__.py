@@ -59,6 +59,10 @@ What you get:
 * Other ``Workflow`` runs → a ``chain`` named after the class, steps under it.
 * Tools (``FunctionTool`` and every ``BaseTool``) → ``tool`` spans
   ``execute_tool {name}`` with arguments, result and the model's tool call id.
+  A call naming a tool the workflow agent does not have (it answers "Tool X not found…" and runs
+  nothing) → a zero-length refused ``tool`` span under its ``call_tool`` step: the name, call id,
+  arguments, the answer as result, status ERROR, ``error.type`` ``unknown_tool`` and
+  ``otel_agents.tool.denied`` (as CrewAI's); the ECP fold lists it among the run's tool calls as failed.
 * Model calls (``chat``, ``complete`` and their async and streaming forms on any
   ``BaseLLM``) → exactly one ``model`` span per call, with input and output
   messages as typed parts (``ChatMessage.blocks``: text, ``ThinkingBlock`` as

@@ -500,6 +500,18 @@ def rejected_feedback(result: Any) -> str | None:
     return str(getattr(retry[-1], "content", None) or "")
 
 
+def unknown_tool_call(result: Any) -> tuple[Any, Any, Any, str] | None:
+    """``(tool name, call id, arguments, answer)`` when a workflow agent's ``call_tool`` step answered a call naming
+    no tool it has, else ``None``: its ``ToolCallResult`` holds a ``ToolOutput`` with ``is_error`` and no
+    ``raw_output`` ("Tool X not found…"; a tool that raised has the error's text as ``raw_output``). The caller
+    checks that no tool ran in the step."""
+    output = attr(result, "tool_output")
+    if output is None or attr(output, "is_error") is not True or attr(output, "raw_output") is not None:
+        return None
+    return (attr(result, "tool_name"), attr(result, "tool_id"), attr(result, "tool_kwargs"),
+            str(attr(output, "content") or ""))
+
+
 def event_payload(event: Any) -> Any:
     """A workflow event as a step span's input or output: ``{"event": class name, field: value…}``.
 

@@ -93,7 +93,7 @@ class _Open:
     """
 
     __slots__ = ("id_", "parent_id", "plan", "semantic", "enclosing", "enclosing_object", "context", "token",
-                 "tool_call_id", "agents", "before", "parent_context", "attached")
+                 "tool_call_id", "ran_tool", "agents", "before", "parent_context", "attached")
 
     def __init__(self, id_: str, parent_id: str | None, plan: Any, enclosing: Any, enclosing_object: Any):
         self.id_ = id_
@@ -105,6 +105,7 @@ class _Open:
         self.context: Any = None                  # the OTel context we attached on entry
         self.token: Any = None
         self.tool_call_id: Any = None             # a call_tool step's tool call id, for the tool span under it
+        self.ran_tool = False                     # a tool span opened directly under this (step) span
         self.agents: Any = None                   # AgentSpans of an AgentWorkflow run
         self.before: Any = None                   # the OTel context current before any handler's entry
         self.parent_context: Any = None           # where our span (or, passed through, our children) goes
@@ -325,6 +326,8 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
             span.set_retrieval(query=extract.query_text(_first_argument(args)) if content else None,
                                top_k=extract.top_k(instance))
         elif role == _plan.TOOL:
+            if parent is not None:
+                parent.ran_tool = True
             name, description = extract.tool_identity(instance)
             span.set_tool(name, call_id=parent.tool_call_id if parent is not None else None,
                           description=description, arguments=extract.tool_arguments(args) if content else None)
@@ -362,6 +365,12 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
             rejected = extract.rejected_feedback(result)
             if rejected is not None:  # the step's answer was rejected and the model is asked again: a failed step
                 span.set_error(REJECTED_OUTPUT, rejected)
+            unknown = None if record.ran_tool else extract.unknown_tool_call(result)
+            if unknown is not None:  # a call of a tool the agent lacks, answered with an error: a refused call
+                name, call_id, arguments, answer = unknown
+                self.telemetry.refused_tool_call(name if isinstance(name, str) else None, A.UNKNOWN_TOOL,
+                                                 parent=span, call_id=call_id if isinstance(call_id, str) else None,
+                                                 arguments=arguments, result=answer)
             parent = self.open_spans.get(record.parent_id) if record.parent_id else None
             if parent is not None and parent.agents is not None:
                 parent.agents.step_result(result)

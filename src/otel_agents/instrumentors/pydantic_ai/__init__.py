@@ -66,12 +66,20 @@ Every entry point — ``run``, ``run_sync``, ``run_stream``, ``run_stream_sync``
   paused. A tool needing approval runs (and gets its span) when the run resumes.
   The output tool of a structured output is not a tool span: its value is the
   agent span's output.
+  A call naming a tool the agent does not have, which PydanticAI answers with a retry
+  ("Unknown tool name…") before any tool hook, is a zero-length refused tool span under the
+  agent span, made when the next request sends that answer: status ERROR, ``error.type``
+  ``unknown_tool`` (PydanticAI's retry cause) and ``otel_agents.tool.denied`` (as CrewAI's); the
+  last such calls of a run that ends with ``UnexpectedModelBehavior`` (retries spent) have none.
 * ``validate_output`` (``chain``, status ERROR), one per output PydanticAI
   rejected and asked the model again for (a structured output that fails
   validation, ``ModelRetry`` from an ``@agent.output_validator`` or output
   function): a failed step, counted in the ECP envelope's ``metrics.errors``;
   the rejected request's model span keeps its usage. An accepted output makes
-  no such span; partial outputs validated while streaming are not steps.
+  no such span; partial outputs validated while streaming are not steps. ``run_stream()``,
+  which cannot ask again, raises ``UnexpectedModelBehavior`` from the rejection while the
+  response's stream is still open: the step is the same (under the agent), the model span is
+  not failed nor abandoned (the model answered in full), the agent span has the error.
 
 Streams end when they are done, never only at garbage collection: a streamed
 result consumed to the end (``stream_text``/``stream_output``/``stream_response``

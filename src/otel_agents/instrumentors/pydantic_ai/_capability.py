@@ -31,11 +31,12 @@ from typing import Any, ClassVar
 from pydantic_ai.capabilities import AbstractCapability, CombinedCapability
 from pydantic import ValidationError
 from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, RunCancelled, RunTimedOut,
-                                    SkipToolExecution, ToolRetryError)
+                                    SkipToolExecution, ToolRetryError, UnexpectedModelBehavior)
 
 from ..._spans import SemanticSpan, guard, instrumentation_enabled, report_internal_error
 from ..._spans.address import server_attributes
 from ...semconv import Kind
+from ...semconv import attributes as A
 from . import _convert
 from ._runs import RunSpans, RunTracker, end_model, parent_context
 
@@ -44,6 +45,12 @@ CAPABILITY_ID = "otel_agents"
 
 _DEFERRALS = (CallDeferred, ApprovalRequired)
 _REJECTIONS = (ValidationError, ModelRetry, ToolRetryError)
+
+
+def is_rejected_output(exc: BaseException) -> bool:
+    """Whether ``exc`` is ``run_stream()``'s ``UnexpectedModelBehavior`` for a final output PydanticAI rejected
+    (raised from the rejection: "retries are not supported in run_stream()"), which it cannot ask again for."""
+    return isinstance(exc, UnexpectedModelBehavior) and isinstance(exc.__cause__, _REJECTIONS)
 REJECTED_OUTPUT = "validate_output"
 """The name of the failed ``chain`` step a rejected output gets (then the model is asked again)."""
 
@@ -234,6 +241,8 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         run = self._observes()
         if run is _OFF:
             return await handler(request_context)
+        if run is not None:
+            self._refuse_unknown(run, request_context)
         request = _Request(self, request_context, run)
         current = _current_request.set(request)
         watching = _watch(request_context, request)
@@ -257,6 +266,19 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             _unwatch(watching)
         request.close(self, response)
         return response
+
+    def _refuse_unknown(self, run: RunSpans, request_context: Any) -> None:
+        """The calls of the last response naming no tool the agent has, which PydanticAI answers with a retry
+        before any tool hook (this request, sent once — PydanticAI lets a ``wrap_model_request`` call its handler
+        only once — carries its answers): a zero-length refused ``tool`` span each, under the agent span,
+        ``error.type`` ``unknown_tool``. The last such calls of a run ``UnexpectedModelBehavior`` ends (their
+        retries spent) are answered by no request: they have none."""
+        try:
+            for name, call_id, arguments, answer in _convert.unknown_tool_calls(request_context.messages):
+                self.tracker.telemetry.refused_tool_call(name, A.UNKNOWN_TOOL, parent=run.span, call_id=call_id,
+                                                         arguments=arguments, result=answer)
+        except Exception as exc:  # noqa: BLE001 - as guard() does
+            report_internal_error("pydantic_ai.unknown_tool", exc)
 
     async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
         """After an attempt the model answered: the request's span if it has none yet, which happens only when a
@@ -331,10 +353,12 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         try:
             return await handler(output)
         except _REJECTIONS as exc:
-            if not getattr(ctx, "partial_output", False) and self._observes() is not _OFF:
+            run = self._observes()
+            if not getattr(ctx, "partial_output", False) and run is not _OFF:
                 with guard("pydantic_ai.output_rejected"):
-                    span = self.tracker.telemetry.start_span(Kind.CHAIN, REJECTED_OUTPUT, parent=parent_context(),
-                                                             start_time=start)
+                    # under the agent, where run() has it, also when a stream's model span is still current
+                    span = self.tracker.telemetry.start_span(Kind.CHAIN, REJECTED_OUTPUT, start_time=start,
+                                                             parent=run.span if run is not None else parent_context())
                     span.record_error(exc)
                     span.end()
             raise

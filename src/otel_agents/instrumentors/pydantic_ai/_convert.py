@@ -72,6 +72,27 @@ def tool_arguments(call: ToolCallPart) -> Any:
     return call.args or {}
 
 
+def unknown_tool_calls(messages: Sequence[Any]) -> list[tuple[str, str, Any, str]]:
+    """The tool calls of the last response that named no tool the agent has, as the request answering it
+    (the last of ``messages``) tells: ``(tool name, call id, arguments, answer)`` per ``ToolReturnPart`` with
+    ``outcome='retried'`` and ``retry.cause='unknown_tool'`` (PydanticAI's record of a call "rejected before any
+    tool ran"), the arguments from the response's matching ``ToolCallPart`` (``None`` when not found)."""
+    if len(messages) < 2 or not isinstance(messages[-1], ModelRequest):
+        return []
+    refused = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart) and p.outcome == "retried"
+               and getattr(getattr(p, "retry", None), "cause", None) == "unknown_tool"]
+    if not refused:
+        return []
+    response = messages[-2]
+    calls = {p.tool_call_id: p for p in getattr(response, "parts", ()) if isinstance(p, ToolCallPart)}
+    out = []
+    for part in refused:
+        call = calls.get(part.tool_call_id)
+        out.append((part.tool_name, part.tool_call_id, tool_arguments(call) if call is not None else None,
+                    part.model_response_str(wrap_if_error=False)))
+    return out
+
+
 def media(item: Any) -> S.Part | None:
     """One pydantic-ai multimodal item (``BinaryContent``, a ``FileUrl``, ``UploadedFile``) as a media part."""
     if isinstance(item, BinaryContent):

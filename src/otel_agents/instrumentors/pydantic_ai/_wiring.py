@@ -52,7 +52,7 @@ from pydantic_ai.result import StreamedRunResult, StreamedRunResultSync
 from ..._spans import Telemetry, guard, instrumentation_enabled, wrap_stream
 from ..._spans.finalisers import new_lock
 from ._capability import CAPABILITY_ID, ObservedCapabilities, OpensInPrepare, OtelAgentsCapability, \
-    capability_type
+    capability_type, is_rejected_output
 from .. import _hf_inference
 from .._patch import PatchSet
 from ._runs import RunSpans, RunTracker, first_chunk_stamp
@@ -104,7 +104,15 @@ class Installation:
         return self._finish_when_completed(wrapped(*args, **kwargs), instance)
 
     async def _finish_when_completed(self, completing: Any, result: Any) -> Any:
-        value = await completing
+        try:
+            value = await completing
+        except Exception as exc:
+            if is_rejected_output(exc):  # the model answered in full; its output was rejected, not the request
+                with guard("pydantic_ai.stream_rejected"):
+                    run = self.tracker.find(result.run_id)
+                    if run is not None:
+                        run.close_models(result.response, first_chunk=first_chunk_stamp(result))
+            raise
         with guard("pydantic_ai.stream_completed"):
             run = self.tracker.find(result.run_id)
             if run is not None:
