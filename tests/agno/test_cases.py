@@ -126,6 +126,40 @@ def test_ag2_async_stream_abandoned(instrumented: Any, exporter: SnapshotExporte
     assert all(s.attributes.get("otel_agents.stream.abandoned") is True for s in spans)
 
 
+@pytest.mark.parametrize("what", ["agent.run", "agent.arun", "team.run", "team.arun"])
+def test_a_stream_left_on_its_run_completed_is_not_abandoned(what: str, instrumented: Any,
+                                                             exporter: SnapshotExporter) -> None:
+    """A caller that leaves ``run(stream=True, stream_events=True)`` on the run's ``RunCompleted`` event (Agno yields
+    it once the run is stored) got the whole run: every span ends finished, with the answer, none abandoned."""
+    runner = desk_team() if what.startswith("team") else support_agent()
+
+    answers: list[Any] = []
+
+    def last(event: Any) -> bool:
+        if getattr(event, "event", None) != ("TeamRunCompleted" if what.startswith("team") else "RunCompleted"):
+            return False
+        answers.append(event.content)
+        return True
+
+    if what.endswith("arun"):
+        async def main() -> None:
+            stream = runner.arun("Where is A100?", stream=True, stream_events=True)
+            async for event in stream:
+                if last(event):
+                    break
+            await stream.aclose()
+
+        asyncio.run(main())
+    else:
+        for event in runner.run("Where is A100?", stream=True, stream_events=True):
+            if last(event):
+                break
+    spans = exporter.semantic()
+    assert spans and not [s.name for s in spans if "otel_agents.stream.abandoned" in s.attributes], tree(spans)
+    root = next(s for s in spans if parent_of(s, spans) is None)
+    assert answers and root.attributes["output.value"] == answers[0], tree(spans)
+
+
 async def _aenumerate(stream: Any) -> Any:
     i = 0
     async for item in stream:

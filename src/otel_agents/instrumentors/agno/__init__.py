@@ -95,8 +95,10 @@ What you get
 
 Streams end when they do: an event stream consumed to the end ends its spans
 then, one left early (``break``, ``close()``, dropped, idle past the timeout)
-ends them as ``otel_agents.stream.abandoned`` with the output so far. Our
-spans are current only while Agno's code runs a step, never between the
+ends them as ``otel_agents.stream.abandoned`` with the output so far. One left
+on an agent's or a team's ``RunCompleted`` event (``stream_events=True``; Agno
+yields it once the run is stored) has given its whole run: finished, not
+abandoned. Our spans are current only while Agno's code runs a step, never between the
 events the caller receives, so after a ``break`` the application's next span
 is a root.
 

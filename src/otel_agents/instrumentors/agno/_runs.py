@@ -200,7 +200,9 @@ class RunHooks:
             self._end(span, result=seen.final, streamed_text=seen.text(), failed=seen.error, abandoned=abandoned,
                       ended_by_stream=True, cancelled=seen.cancelled)
 
-        return track_stream(wrap_stream(iterator, span, on_chunk=seen.chunk, on_end=on_end), span)
+        # let go after its RunCompleted (its last event but the RunOutput, when asked for): finished, not abandoned
+        return track_stream(wrap_stream(iterator, span, on_chunk=seen.chunk, on_end=on_end,
+                                        complete=lambda: seen.completed), span)
 
     # -- closing ---------------------------------------------------------------------
     def _end(self, span: SemanticSpan, *, result: Any = None, error: BaseException | None = None,
@@ -256,11 +258,14 @@ class _StreamSeen:
     carries its agents' and teams' events too: it reads only its own (the workflow events and ``StepOutput``s,
     which name no agent or team), so a member's ``RunError`` that its step retried is not the workflow's."""
 
-    __slots__ = ("parts", "final", "error", "cancelled", "owner_field", "owner")
+    __slots__ = ("parts", "final", "completed", "error", "cancelled", "owner_field", "owner")
 
     def __init__(self, what: str = "", owner: Any = None) -> None:
         self.parts: list[str] = []
         self.final: Any = None
+        # An agent's or a team's ``RunCompleted`` came: Agno yields it once the run is stored, its work done (a
+        # workflow's ``WorkflowCompleted`` comes before the workflow stores its session: not done)
+        self.completed = False
         self.error: str | None = None
         self.cancelled = False
         self.owner_field = _OWNER_FIELDS.get(what)
@@ -286,6 +291,7 @@ class _StreamSeen:
         elif event.endswith("RunCompleted") or event.endswith("WorkflowCompleted") or hasattr(item, "run_id") and \
                 hasattr(item, "messages") and not event:
             self.final = item
+            self.completed = self.completed or event.endswith("RunCompleted")
         elif not event and _is_step_output(item):  # a step's result (it fails as ``success=False``)
             self.final = item
         elif event.endswith("RunCancelled") or event.endswith("WorkflowCancelled"):

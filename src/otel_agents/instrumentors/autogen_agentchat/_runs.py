@@ -235,7 +235,7 @@ class RunHooks:
             if not instrumentation_enabled():
                 return wrapped(*args, **kwargs)
             return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(what, instance, args, kwargs, method),
-                              self._finisher(what, instance))
+                              self._finisher(what, instance), final=_is_final)
 
         return wrapper
 
@@ -310,6 +310,12 @@ def _manager_answered(message: Any, team: Any) -> bool:
 def _is_task_result(result: Any) -> bool:
     """Whether ``result`` is a team run's ``TaskResult`` (the last item of a ``run_stream`` consumed to the end)."""
     return type(result).__name__ == "TaskResult" or (hasattr(result, "messages") and hasattr(result, "stop_reason"))
+
+
+def _is_final(item: Any) -> bool:
+    """Whether ``item`` is the last one a run stream yields: ``run_stream``'s ``TaskResult``, ``on_messages_stream``'s
+    ``Response`` (AgentChat's ``Response``: the final message, ``chat_message``, and ``inner_messages``)."""
+    return _is_task_result(item) or (type(item).__name__ == "Response" and hasattr(item, "chat_message"))
 
 
 def _handed_off_by(messages: Any, name: str) -> str | None:
