@@ -489,6 +489,39 @@ def test_tool_needing_confirmation_pauses_the_run(instrumented: Any, exporter: S
     assert agent_span.attributes["otel_agents.run.paused"] is True and agent_span.status.name == "UNSET"
 
 
+@pytest.mark.parametrize("how", ["continue_run", "continue_run(stream=True)", "acontinue_run"])
+def test_a_paused_run_continued_is_a_run(how: str, instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A run paused for confirmation and resumed with ``continue_run``/``acontinue_run``: the rest of the run (the
+    confirmed tool call, the model's answer) is one agent run of its own, its spans under its agent span in one
+    trace, its output the answer; its input is not the paused run's output."""
+    from agno.tools import tool
+
+    @tool(requires_confirmation=True)
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        return "refunded"
+
+    agent = support_agent(script=tool_then_answer("refund", {"order_id": "A1"}), tools=[refund])
+    paused = agent.run("refund A1")
+    for requirement in paused.active_requirements:
+        requirement.confirm()
+    exporter.clear()
+    if how == "acontinue_run":
+        result = asyncio.run(agent.acontinue_run(run_response=paused))
+    elif how == "continue_run":
+        result = agent.continue_run(run_response=paused)
+    else:
+        result = [e for e in agent.continue_run(run_response=paused, stream=True, stream_events=True)
+                  if getattr(e, "event", None) == "RunCompleted"][0]
+    assert result.content == "Found: refunded"
+    spans = exporter.semantic()
+    assert len({s.trace_id for s in spans}) == 1, tree(spans)
+    [run] = [s for s in spans if s.semantic_kind == "agent"]
+    assert sorted((s.semantic_kind, parent_of(s, spans).name) for s in spans if s is not run) == [
+        ("model", "invoke_agent Support"), ("tool", "invoke_agent Support")], tree(spans)
+    assert run.attributes["output.value"] == "Found: refunded" and "input.value" not in run.attributes
+
+
 # -- reasoning: Agno's reasoning agent (reasoning_model=) ------------------------------------------------------
 THOUGHT = "A100 is an order id; look it up, then answer."
 

@@ -34,7 +34,11 @@ What you get
   (argument or agent attribute), on the run span and every span under it.
   A run Agno reports as failed (it returns ``status=error`` rather than
   raising) ends with ERROR and the exception the failed step raised; a paused
-  run (human in the loop) is marked ``otel_agents.run.paused``. An agent's
+  run (human in the loop) is marked ``otel_agents.run.paused``, and its
+  ``continue_run``/``acontinue_run`` (``Agent``'s and ``Team``'s) is a run of its
+  own (its confirmed tool calls and model requests under it, no input; a team's
+  resumed member under the team's). A workflow's ``continue_run`` is not wrapped:
+  its steps' runs are. An agent's
   or a team's post-hook (an output guardrail) that rejects the answer with ``OutputCheckError``
   ends the run ERROR with that exception and ``otel_agents.run.stop_reason``
   ``guardrail``; the rejected answer, which Agno still returns as the failed

@@ -101,7 +101,7 @@ class RunHooks:
         self.open = OpenSpans()
 
     # -- opening -------------------------------------------------------------------
-    def _start(self, what: str, instance: Any, args: tuple, kwargs: dict) -> SemanticSpan:
+    def _start(self, what: str, instance: Any, args: tuple, kwargs: dict, resumed: bool = False) -> SemanticSpan:
         ids: dict[str, Any] = {}
         if what in ("agent", "team", "workflow"):
             # An id that cannot be written as text loses only itself (probes.identifier), not the run's span.
@@ -135,7 +135,8 @@ class RunHooks:
                     # a team member (or an agent used as a tool): who delegated to it
                     span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, _SUBJECTS.get(delegation.parent))
             if span.records_value:
-                value = _arg(args, kwargs, "input") if what != "step" else None
+                # (a resumed run's first argument is the paused run's output, not an input)
+                value = _arg(args, kwargs, "input") if what != "step" and not resumed else None
                 if value is not None:
                     span.set_input(_jsonable(value),
                                    messages=_input_messages(value, kwargs) if span.input_as_messages else None)
@@ -144,15 +145,16 @@ class RunHooks:
         return span
 
     # -- the wrapper -----------------------------------------------------------------
-    def wrap(self, what: str) -> Callable[..., Any]:
-        """A wrapt wrapper opening a span of ``what`` (``agent``, ``team``, ``workflow``, ``step``)."""
+    def wrap(self, what: str, resumed: bool = False) -> Callable[..., Any]:
+        """A wrapt wrapper opening a span of ``what`` (``agent``, ``team``, ``workflow``, ``step``); ``resumed``: the
+        method resumes a paused run (``continue_run``/``acontinue_run``), its span has no input."""
 
         def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
             if not instrumentation_enabled():
                 return wrapped(*args, **kwargs)
             span = None
             with guard(f"agno.{what}.start"):
-                span = self._start(what, instance, args, kwargs)
+                span = self._start(what, instance, args, kwargs, resumed)
             if span is None:
                 return wrapped(*args, **kwargs)
             try:
