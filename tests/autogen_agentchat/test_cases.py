@@ -574,6 +574,28 @@ def test_a_stream_left_on_its_last_item_is_not_abandoned(what: str, ending: str,
     assert "A100 has shipped." in one(spans, root_name).attributes["output.value"], tree(spans)
 
 
+def test_a_run_of_a_team_already_running_leaves_the_running_one_whole(instrumented: Any,
+                                                                      exporter: SnapshotExporter) -> None:
+    """``team.run`` called again while the team runs: AutoGen refuses the second run at once (``ValueError``);
+    its span ends with that error, and the run under way keeps its stop reason and output."""
+    team = RoundRobinGroupChat([AssistantAgent("x", model_client=ScriptedClient(lambda m: text("done TERMINATE"),
+                                                                                 delay=0.01))],
+                               termination_condition=TextMentionTermination("TERMINATE"))
+
+    async def main() -> list:
+        return await asyncio.gather(team.run(task="a"), team.run(task="b"), return_exceptions=True)
+
+    first, second = asyncio.run(main())
+    assert isinstance(second, ValueError) and first.stop_reason == "Text 'TERMINATE' mentioned"
+    runs = sorted(exporter.semantic("chain"), key=lambda s: s.status.name)
+    assert [(s.name, s.status.name) for s in runs] == [("invoke_workflow RoundRobinGroupChat", "ERROR"),
+                                                       ("invoke_workflow RoundRobinGroupChat", "UNSET")]
+    assert runs[0].attributes["error.type"] == "ValueError"
+    assert runs[1].attributes["otel_agents.run.stop_reason"] == "termination", tree(exporter.semantic())
+    assert runs[1].attributes["output.value"] == "done TERMINATE"
+    assert parent_of(one(exporter.semantic(), "invoke_agent x"), exporter.semantic()) == runs[1]
+
+
 def test_model_stream_cut_before_its_result_is_incomplete(instrumented: Any, exporter: SnapshotExporter) -> None:
     """create_stream read to its end, which came after the text chunks but before the ``CreateResult`` that closes
     it: the model span failed as cut short (``error.type`` ``stream_incomplete``, not abandoned), with the text
