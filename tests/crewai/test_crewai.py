@@ -449,6 +449,25 @@ def test_cr4_crew_and_agent_spans(instrumented: Any, exporter: SnapshotExporter)
     assert all(task.description not in s.name for s in spans)
 
 
+def test_cr4_replay_is_a_crew_run(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """``Crew.replay(task_id)`` runs the crew again from that task on (CrewAI runs the tasks without a kickoff):
+    one trace under an ``invoke_workflow`` span, each replayed task's agent span under it, the crew's output that
+    of the last task."""
+    agent = clerk()
+    crew = Crew(agents=[agent], tasks=[order_task(agent), order_task(agent, name="again")])
+    crew.kickoff()
+    exporter.clear()
+    result = crew.replay(str(crew.tasks[0].id))
+    spans = one_trace(exporter)
+    (chain,) = of_kind(spans, "chain")
+    assert chain.name == "invoke_workflow crew" and parent_of(chain, spans) is None
+    assert chain.attributes["output.value"] == result.raw == "Order A100: shipped"
+    agents = of_kind(spans, "agent")
+    assert [parent_of(a, spans) for a in agents] == [chain, chain], tree(spans)
+    assert sorted(a.attributes["otel_agents.task.name"] for a in agents) == ["again", "order_status"]
+    assert_direct_parentage(spans)
+
+
 def test_cr4_delegation_nests_the_coworker(instrumented: Any, exporter: SnapshotExporter) -> None:
     """CR-4: delegation is visible as nesting: the coworker's agent span sits under the delegating
     agent's 'Delegate work to coworker' tool span, with otel_agents.agent.parent set."""

@@ -1,7 +1,8 @@
 """Spans for CrewAI's orchestration: crews, task executions by agents, standalone agents, flows.
 
-* ``Crew.kickoff`` / ``akickoff`` → ``chain`` ``invoke_workflow {crew name}``
-  (``kickoff_async`` runs ``kickoff`` in a thread, so it is covered). A
+* ``Crew.kickoff`` / ``akickoff`` / ``replay`` → ``chain`` ``invoke_workflow {crew name}``
+  (``kickoff_async`` runs ``kickoff`` in a thread, so it is covered; ``replay(task_id)``
+  runs the crew again from that task on, its tasks under the crew span as a kickoff's). A
   streaming kickoff (``Crew(stream=True)``) hands back a chunk iterator and
   runs a second, non-streaming ``kickoff`` underneath: that inner call gets the
   span.
@@ -56,11 +57,10 @@ def install(hooks: Hooks) -> None:
     def crew_kickoff(crew: Any, args: tuple, kwargs: dict) -> Step | None:
         if getattr(crew, "stream", False) or id(crew) in _scope.KICKOFF.get():
             return None
-        name = getattr(crew, "name", None) or "crew"
-        inputs = arg(args, kwargs, 0, "inputs")
-        return Step(Kind.CHAIN, name, workflow=True,  # gen_ai.workflow.name: the span layer's, as for every workflow
-                    setup=_input(lambda: inputs or _crew_tasks(crew)), finish=_output(_raw),
-                    scope=[(_scope.KICKOFF, _scope.KICKOFF.get() + (id(crew),))])
+        return _crew_step(crew, arg(args, kwargs, 0, "inputs"))
+
+    def crew_replay(crew: Any, args: tuple, kwargs: dict) -> Step | None:
+        return None if id(crew) in _scope.KICKOFF.get() else _crew_step(crew, arg(args, kwargs, 1, "inputs"))
 
     def task_execution(task: Any, args: tuple, kwargs: dict) -> Step | None:
         agent = arg(args, kwargs, 0, "agent") or task.agent
@@ -101,6 +101,7 @@ def install(hooks: Hooks) -> None:
 
     hooks.span(Crew, "kickoff", crew_kickoff, "crewai.crew")
     hooks.span(Crew, "akickoff", crew_kickoff, "crewai.crew")
+    hooks.span(Crew, "replay", crew_replay, "crewai.crew")  # runs the tasks from one on, without kickoff
     hooks.span(Task, "_execute_core", task_execution, "crewai.task")
     hooks.span(Task, "_aexecute_core", task_execution, "crewai.task")
     hooks.span(Agent, "execute_task", agent_execute_task, "crewai.agent")
@@ -267,6 +268,14 @@ def _raw(result: Any) -> Any:
     """The text of a CrewAI output object (``CrewOutput``, ``TaskOutput``, ``LiteAgentOutput``), else the value."""
     raw = getattr(result, "raw", None)
     return raw if isinstance(raw, str) else result
+
+
+def _crew_step(crew: Any, inputs: Any) -> Step:
+    """The ``chain`` step of a run of ``crew`` given ``inputs`` (its tasks are the input when it got none)."""
+    # workflow=True: gen_ai.workflow.name, the span layer's, as for every workflow
+    return Step(Kind.CHAIN, getattr(crew, "name", None) or "crew", workflow=True,
+                setup=_input(lambda: inputs or _crew_tasks(crew)), finish=_output(_raw),
+                scope=[(_scope.KICKOFF, _scope.KICKOFF.get() + (id(crew),))])
 
 
 def _loop_running() -> bool:
