@@ -522,6 +522,46 @@ def test_a_paused_run_continued_is_a_run(how: str, instrumented: Any, exporter: 
     assert run.attributes["output.value"] == "Found: refunded" and "input.value" not in run.attributes
 
 
+@pytest.mark.parametrize("how", ["continue_run", "continue_run(stream=True)", "acontinue_run",
+                                 "acontinue_run(stream=True)"])
+def test_a_paused_workflow_continued_is_a_workflow_run(how: str, instrumented: Any,
+                                                       exporter: SnapshotExporter) -> None:
+    """A workflow paused before a step that needs confirmation and resumed with ``continue_run``/``acontinue_run``
+    (an ``async def``: awaited, its stream when streaming): the remaining step runs under a workflow span of the
+    resumed run, in one trace."""
+    from agno.workflow import Step, Workflow
+    from agno.workflow.types import HumanReview
+
+    flow = Workflow(name="W", telemetry=False, db=InMemoryDb(), steps=[
+        Step(name="first", agent=support_agent()),
+        Step(name="second", agent=support_agent(), human_review=HumanReview(requires_confirmation=True))])
+    paused = flow.run("go")
+    assert paused.is_paused
+    for requirement in paused.active_step_requirements:
+        requirement.confirm()
+    exporter.clear()
+
+    async def resume() -> Any:
+        if how == "acontinue_run":
+            return await flow.acontinue_run(paused)
+        stream = await flow.acontinue_run(paused, stream=True, stream_events=True)
+        return [e async for e in stream][-1]
+
+    if how.startswith("acontinue_run"):
+        result = asyncio.run(resume())
+    elif how == "continue_run":
+        result = flow.continue_run(paused)
+    else:
+        result = list(flow.continue_run(paused, stream=True, stream_events=True))[-1]
+    assert result.content == "Found: order A100 shipped"
+    spans = exporter.semantic()
+    assert len({s.trace_id for s in spans}) == 1, tree(spans)
+    [run] = [s for s in spans if parent_of(s, spans) is None]
+    assert run.name == "invoke_workflow W" and "input.value" not in run.attributes
+    assert [s.name for s in spans if parent_of(s, spans) == run] == ["second"], tree(spans)
+    assert run.attributes["output.value"] == "Found: order A100 shipped"
+
+
 # -- reasoning: Agno's reasoning agent (reasoning_model=) ------------------------------------------------------
 THOUGHT = "A100 is an order id; look it up, then answer."
 

@@ -35,10 +35,9 @@ What you get
   A run Agno reports as failed (it returns ``status=error`` rather than
   raising) ends with ERROR and the exception the failed step raised; a paused
   run (human in the loop) is marked ``otel_agents.run.paused``, and its
-  ``continue_run``/``acontinue_run`` (``Agent``'s and ``Team``'s) is a run of its
-  own (its confirmed tool calls and model requests under it, no input; a team's
-  resumed member under the team's). A workflow's ``continue_run`` is not wrapped:
-  its steps' runs are. An agent's
+  ``continue_run``/``acontinue_run`` (``Agent``'s, ``Team``'s, ``Workflow``'s) is a
+  run of its own (what it runs under it: the confirmed tool calls and model
+  requests, a team's resumed member, a workflow's remaining steps; no input). An agent's
   or a team's post-hook (an output guardrail) that rejects the answer with ``OutputCheckError``
   ends the run ERROR with that exception and ``otel_agents.run.stop_reason``
   ``guardrail``; the rejected answer, which Agno still returns as the failed

@@ -167,7 +167,7 @@ class RunHooks:
                 handed = None
                 with guard("agno.run.wrap_result"):
                     if probes.is_awaitable(result):
-                        handed = self._awaiting(result, span)
+                        handed = self._awaiting(result, span, what, instance)
                     else:
                         handed = self._stream(in_context(result, span), span, _StreamSeen(what, instance))
                 if handed is None:  # ours failed: the user gets Agno's own object, the span ends now
@@ -179,13 +179,18 @@ class RunHooks:
 
         return wrapper
 
-    async def _awaiting(self, awaitable: Any, span: SemanticSpan) -> Any:
+    async def _awaiting(self, awaitable: Any, span: SemanticSpan, what: str, instance: Any) -> Any:
+        """``awaitable``'s result, ``span`` ending with it; a stream it gives (``Workflow.acontinue_run(stream=True)``,
+        an ``async def``) is the run's, ``span`` ending with the stream."""
         try:
             with activate(span):
                 result = await awaitable
         except BaseException as exc:
             self._end(span, error=exc)
             raise
+        if _is_stream(result):
+            with guard("agno.run.wrap_awaited_stream"):
+                return self._stream(in_context(result, span), span, _StreamSeen(what, instance))
         self._end(span, result=result)
         return result
 

@@ -50,6 +50,7 @@ class Installation:
         for name in ("continue_run", "acontinue_run"):  # a paused run resumed: the rest of it is a run too
             self.patches.add(Agent, name, self.runs.wrap("agent", resumed=True))
             self.patches.add(Team, name, self.runs.wrap("team", resumed=True))
+            self.patches.add(Workflow, name, self.runs.wrap("workflow", resumed=True))
         self.patches.add(Model, "_process_model_response", self.models.request_sync)
         self.patches.add(Model, "_aprocess_model_response", self.models.request_async)
         for name in ("process_response_stream", "aprocess_response_stream"):
