@@ -562,6 +562,28 @@ def test_a_paused_workflow_continued_is_a_workflow_run(how: str, instrumented: A
     assert run.attributes["output.value"] == "Found: order A100 shipped"
 
 
+@pytest.mark.parametrize("what", ["agent", "team"])
+def test_a_background_run_ends_when_it_does(what: str, instrumented: Any, exporter: SnapshotExporter) -> None:
+    """``arun(background=True)`` returns the run pending and Agno runs it in a task of its own: the run's span ends
+    when that run does, after its model and tool spans, with the answer as output (not at the call's return)."""
+    from agno.run.background import await_background_runs
+
+    runner = desk_team(db=InMemoryDb()) if what == "team" else support_agent(db=InMemoryDb())
+
+    async def main() -> Any:
+        pending = await runner.arun("Where is A100?", background=True)
+        assert str(pending.status.value).lower() == "pending"
+        await await_background_runs()
+        return pending
+
+    run = asyncio.run(main())
+    assert str(run.status.value).lower() == "completed" and run.content
+    spans = exporter.semantic()
+    [root] = [s for s in spans if parent_of(s, spans) is None]
+    assert len(spans) > 1 and all(s.end_time <= root.end_time for s in spans), tree(spans)
+    assert root.attributes["output.value"] == run.content
+
+
 # -- reasoning: Agno's reasoning agent (reasoning_model=) ------------------------------------------------------
 THOUGHT = "A100 is an order id; look it up, then answer."
 

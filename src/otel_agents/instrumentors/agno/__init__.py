@@ -37,7 +37,10 @@ What you get
   run (human in the loop) is marked ``otel_agents.run.paused``, and its
   ``continue_run``/``acontinue_run`` (``Agent``'s, ``Team``'s, ``Workflow``'s) is a
   run of its own (what it runs under it: the confirmed tool calls and model
-  requests, a team's resumed member, a workflow's remaining steps; no input). An agent's
+  requests, a team's resumed member, a workflow's remaining steps; no input).
+  ``arun(background=True)`` (Agno returns the run pending and runs it in a task
+  of its own, ``agno.run.background._spawn_background``): the run's span ends
+  when that run does, with its answer. An agent's
   or a team's post-hook (an output guardrail) that rejects the answer with ``OutputCheckError``
   ends the run ERROR with that exception and ``otel_agents.run.stop_reason``
   ``guardrail``; the rejected answer, which Agno still returns as the failed

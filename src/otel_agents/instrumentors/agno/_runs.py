@@ -15,6 +15,7 @@ or :class:`AgnoRunFailed` carrying Agno's message.
 
 from __future__ import annotations
 
+import contextvars
 import weakref
 from typing import Any, Callable
 
@@ -32,6 +33,21 @@ from ._context import (abandon_streams_under, activate, block, blocked, cancelle
 
 # The agent/team/workflow name behind each open run span (for a member's ``otel_agents.agent.parent``).
 _SUBJECTS: "weakref.WeakKeyDictionary[SemanticSpan, str]" = weakref.WeakKeyDictionary()
+
+
+class _Awaited:
+    """A run being awaited in this task: the background run it spawns (``arun(background=True)``, Agno's
+    ``_spawn_background``), which goes on after the call returns the pending run, ends its span."""
+
+    __slots__ = ("span", "spawned", "done", "handed", "result")
+
+    def __init__(self, span: SemanticSpan) -> None:
+        self.span = span
+        self.spawned = self.done = self.handed = False  # spawned a background run / it ended / it ends the span
+        self.result: Any = None
+
+
+_AWAITED: contextvars.ContextVar[_Awaited | None] = contextvars.ContextVar("otel_agents_agno_awaited", default=None)
 
 
 class AgnoRunFailed(Exception):
@@ -181,18 +197,47 @@ class RunHooks:
 
     async def _awaiting(self, awaitable: Any, span: SemanticSpan, what: str, instance: Any) -> Any:
         """``awaitable``'s result, ``span`` ending with it; a stream it gives (``Workflow.acontinue_run(stream=True)``,
-        an ``async def``) is the run's, ``span`` ending with the stream."""
+        an ``async def``) is the run's, ``span`` ending with the stream; a run it left going in the background
+        (``arun(background=True)`` returns it pending) ends ``span`` when it ends (:meth:`background`)."""
+        awaited = _Awaited(span)
+        token = _AWAITED.set(awaited)
         try:
             with activate(span):
                 result = await awaitable
         except BaseException as exc:
             self._end(span, error=exc)
             raise
+        finally:
+            _AWAITED.reset(token)
         if _is_stream(result):
             with guard("agno.run.wrap_awaited_stream"):
                 return self._stream(in_context(result, span), span, _StreamSeen(what, instance))
+        if awaited.spawned and not awaited.done and _status(result) == "pending":
+            awaited.handed, awaited.result = True, result  # (one event loop: the background run has not ended)
+            return result
         self._end(span, result=result)
         return result
+
+    def background(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """A wrapt wrapper for Agno's ``_spawn_background(coro)``: a background run spawned while one of our run
+        spans is awaited ends that span when it ends, with the run output Agno fills in place."""
+        awaited = _AWAITED.get()
+        if awaited is None or awaited.spawned or not args:
+            return wrapped(*args, **kwargs)
+        awaited.spawned = True
+        return wrapped(self._ending(args[0], awaited), *args[1:], **kwargs)
+
+    async def _ending(self, coroutine: Any, awaited: _Awaited) -> None:
+        error: BaseException | None = None
+        try:
+            await coroutine
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            awaited.done = True
+            if awaited.handed:
+                self._end(awaited.span, result=awaited.result, error=error)
 
     def _stream(self, iterator: Any, span: SemanticSpan, seen: "_StreamSeen") -> Any:
 

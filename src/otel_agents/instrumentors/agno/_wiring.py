@@ -51,6 +51,12 @@ class Installation:
             self.patches.add(Agent, name, self.runs.wrap("agent", resumed=True))
             self.patches.add(Team, name, self.runs.wrap("team", resumed=True))
             self.patches.add(Workflow, name, self.runs.wrap("workflow", resumed=True))
+        try:  # arun(background=True): the run goes on after the call returns it pending
+            from agno.run import background
+
+            self.patches.add(background, "_spawn_background", self.runs.background)
+        except Exception as exc:  # noqa: BLE001 - moved: a background run's span ends when the call returns
+            report_internal_error("agno.patch.background", exc)
         self.patches.add(Model, "_process_model_response", self.models.request_sync)
         self.patches.add(Model, "_aprocess_model_response", self.models.request_async)
         for name in ("process_response_stream", "aprocess_response_stream"):
