@@ -126,6 +126,40 @@ def test_ag2_async_stream_abandoned(instrumented: Any, exporter: SnapshotExporte
     assert all(s.attributes.get("otel_agents.stream.abandoned") is True for s in spans)
 
 
+@pytest.mark.parametrize("what", ["agent.run", "agent.arun", "team.run", "team.arun"])
+def test_a_stream_left_on_its_run_completed_is_not_abandoned(what: str, instrumented: Any,
+                                                             exporter: SnapshotExporter) -> None:
+    """A caller that leaves ``run(stream=True, stream_events=True)`` on the run's ``RunCompleted`` event (Agno yields
+    it once the run is stored) got the whole run: every span ends finished, with the answer, none abandoned."""
+    runner = desk_team() if what.startswith("team") else support_agent()
+
+    answers: list[Any] = []
+
+    def last(event: Any) -> bool:
+        if getattr(event, "event", None) != ("TeamRunCompleted" if what.startswith("team") else "RunCompleted"):
+            return False
+        answers.append(event.content)
+        return True
+
+    if what.endswith("arun"):
+        async def main() -> None:
+            stream = runner.arun("Where is A100?", stream=True, stream_events=True)
+            async for event in stream:
+                if last(event):
+                    break
+            await stream.aclose()
+
+        asyncio.run(main())
+    else:
+        for event in runner.run("Where is A100?", stream=True, stream_events=True):
+            if last(event):
+                break
+    spans = exporter.semantic()
+    assert spans and not [s.name for s in spans if "otel_agents.stream.abandoned" in s.attributes], tree(spans)
+    root = next(s for s in spans if parent_of(s, spans) is None)
+    assert answers and root.attributes["output.value"] == answers[0], tree(spans)
+
+
 async def _aenumerate(stream: Any) -> Any:
     i = 0
     async for item in stream:
@@ -453,6 +487,101 @@ def test_tool_needing_confirmation_pauses_the_run(instrumented: Any, exporter: S
     assert sorted(s.semantic_kind for s in spans) == ["agent", "model"]  # no tool span: the tool never ran
     agent_span = next(s for s in spans if s.semantic_kind == "agent")
     assert agent_span.attributes["otel_agents.run.paused"] is True and agent_span.status.name == "UNSET"
+
+
+@pytest.mark.parametrize("how", ["continue_run", "continue_run(stream=True)", "acontinue_run"])
+def test_a_paused_run_continued_is_a_run(how: str, instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A run paused for confirmation and resumed with ``continue_run``/``acontinue_run``: the rest of the run (the
+    confirmed tool call, the model's answer) is one agent run of its own, its spans under its agent span in one
+    trace, its output the answer; its input is not the paused run's output."""
+    from agno.tools import tool
+
+    @tool(requires_confirmation=True)
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        return "refunded"
+
+    agent = support_agent(script=tool_then_answer("refund", {"order_id": "A1"}), tools=[refund])
+    paused = agent.run("refund A1")
+    for requirement in paused.active_requirements:
+        requirement.confirm()
+    exporter.clear()
+    if how == "acontinue_run":
+        result = asyncio.run(agent.acontinue_run(run_response=paused))
+    elif how == "continue_run":
+        result = agent.continue_run(run_response=paused)
+    else:
+        result = [e for e in agent.continue_run(run_response=paused, stream=True, stream_events=True)
+                  if getattr(e, "event", None) == "RunCompleted"][0]
+    assert result.content == "Found: refunded"
+    spans = exporter.semantic()
+    assert len({s.trace_id for s in spans}) == 1, tree(spans)
+    [run] = [s for s in spans if s.semantic_kind == "agent"]
+    assert sorted((s.semantic_kind, parent_of(s, spans).name) for s in spans if s is not run) == [
+        ("model", "invoke_agent Support"), ("tool", "invoke_agent Support")], tree(spans)
+    assert run.attributes["output.value"] == "Found: refunded" and "input.value" not in run.attributes
+
+
+@pytest.mark.parametrize("how", ["continue_run", "continue_run(stream=True)", "acontinue_run",
+                                 "acontinue_run(stream=True)"])
+def test_a_paused_workflow_continued_is_a_workflow_run(how: str, instrumented: Any,
+                                                       exporter: SnapshotExporter) -> None:
+    """A workflow paused before a step that needs confirmation and resumed with ``continue_run``/``acontinue_run``
+    (an ``async def``: awaited, its stream when streaming): the remaining step runs under a workflow span of the
+    resumed run, in one trace."""
+    from agno.workflow import Step, Workflow
+    from agno.workflow.types import HumanReview
+
+    flow = Workflow(name="W", telemetry=False, db=InMemoryDb(), steps=[
+        Step(name="first", agent=support_agent()),
+        Step(name="second", agent=support_agent(), human_review=HumanReview(requires_confirmation=True))])
+    paused = flow.run("go")
+    assert paused.is_paused
+    for requirement in paused.active_step_requirements:
+        requirement.confirm()
+    exporter.clear()
+
+    async def resume() -> Any:
+        if how == "acontinue_run":
+            return await flow.acontinue_run(paused)
+        stream = await flow.acontinue_run(paused, stream=True, stream_events=True)
+        return [e async for e in stream][-1]
+
+    if how.startswith("acontinue_run"):
+        result = asyncio.run(resume())
+    elif how == "continue_run":
+        result = flow.continue_run(paused)
+    else:
+        result = list(flow.continue_run(paused, stream=True, stream_events=True))[-1]
+    assert result.content == "Found: order A100 shipped"
+    spans = exporter.semantic()
+    assert len({s.trace_id for s in spans}) == 1, tree(spans)
+    [run] = [s for s in spans if parent_of(s, spans) is None]
+    assert run.name == "invoke_workflow W" and "input.value" not in run.attributes
+    assert [s.name for s in spans if parent_of(s, spans) == run] == ["second"], tree(spans)
+    assert run.attributes["output.value"] == "Found: order A100 shipped"
+
+
+@pytest.mark.parametrize("what", ["agent", "team"])
+def test_a_background_run_ends_when_it_does(what: str, instrumented: Any, exporter: SnapshotExporter) -> None:
+    """``arun(background=True)`` returns the run pending and Agno runs it in a task of its own: the run's span ends
+    when that run does, after its model and tool spans, with the answer as output (not at the call's return)."""
+    from agno.run.background import await_background_runs
+
+    runner = desk_team(db=InMemoryDb()) if what == "team" else support_agent(db=InMemoryDb())
+
+    async def main() -> Any:
+        pending = await runner.arun("Where is A100?", background=True)
+        assert str(pending.status.value).lower() == "pending"
+        await await_background_runs()
+        return pending
+
+    run = asyncio.run(main())
+    assert str(run.status.value).lower() == "completed" and run.content
+    spans = exporter.semantic()
+    [root] = [s for s in spans if parent_of(s, spans) is None]
+    assert len(spans) > 1 and all(s.end_time <= root.end_time for s in spans), tree(spans)
+    assert root.attributes["output.value"] == run.content
 
 
 # -- reasoning: Agno's reasoning agent (reasoning_model=) ------------------------------------------------------

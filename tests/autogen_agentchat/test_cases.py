@@ -529,6 +529,73 @@ def test_abandoned_model_stream_keeps_the_text_so_far(instrumented: Any, exporte
     assert model.attributes["output.value"] == "one two "
 
 
+@pytest.mark.parametrize("what", ["agent.run_stream", "team.run_stream", "agent.on_messages_stream",
+                                  "client.create_stream"])
+@pytest.mark.parametrize("ending", ["break", "aclose"])
+def test_a_stream_left_on_its_last_item_is_not_abandoned(what: str, ending: str, instrumented: Any,
+                                                         exporter: SnapshotExporter) -> None:
+    """A caller that leaves a stream on its last item (``run_stream``'s ``TaskResult``, ``on_messages_stream``'s
+    ``Response``, ``create_stream``'s ``CreateResult``), by ``break`` (the stream dropped) or ``aclose()``, got the
+    whole result: every span ends finished, with its output, none abandoned."""
+    from autogen_agentchat.base import Response, TaskResult
+    from autogen_agentchat.messages import TextMessage
+    from autogen_core.models import CreateResult
+
+    async def main() -> None:
+        agent = agent_with_tool()
+        if what == "team.run_stream":
+            team = RoundRobinGroupChat([agent], termination_condition=TextMentionTermination("shipped"))
+            source = team.run_stream(task="Where is A100?")
+        elif what == "agent.on_messages_stream":
+            source = agent.on_messages_stream([TextMessage(content="Where is A100?", source="user")],
+                                              CancellationToken())
+        elif what == "client.create_stream":
+            source = ScriptedClient(lambda messages: text("A100 has shipped.")).create_stream([])
+        else:
+            source = agent.run_stream(task="Where is A100?")
+        async for item in source:
+            if isinstance(item, (TaskResult, Response, CreateResult)):
+                break
+        if ending == "aclose":
+            await source.aclose()
+        del source
+        gc.collect()
+        settle()
+        for _ in range(1000):  # (a bound, not a timing: a dropped stream is closed on its loop)
+            if any(s.name == root_name for s in exporter.spans):
+                break
+            await asyncio.sleep(0.005)
+
+    root_name = {"team.run_stream": "invoke_workflow RoundRobinGroupChat",
+                 "client.create_stream": "chat scripted-client-1"}.get(what, "invoke_agent support")
+    asyncio.run(main())
+    spans = exporter.semantic()
+    assert spans and not [s.name for s in spans if "otel_agents.stream.abandoned" in s.attributes], tree(spans)
+    assert "A100 has shipped." in one(spans, root_name).attributes["output.value"], tree(spans)
+
+
+def test_a_run_of_a_team_already_running_leaves_the_running_one_whole(instrumented: Any,
+                                                                      exporter: SnapshotExporter) -> None:
+    """``team.run`` called again while the team runs: AutoGen refuses the second run at once (``ValueError``);
+    its span ends with that error, and the run under way keeps its stop reason and output."""
+    team = RoundRobinGroupChat([AssistantAgent("x", model_client=ScriptedClient(lambda m: text("done TERMINATE"),
+                                                                                 delay=0.01))],
+                               termination_condition=TextMentionTermination("TERMINATE"))
+
+    async def main() -> list:
+        return await asyncio.gather(team.run(task="a"), team.run(task="b"), return_exceptions=True)
+
+    first, second = asyncio.run(main())
+    assert isinstance(second, ValueError) and first.stop_reason == "Text 'TERMINATE' mentioned"
+    runs = sorted(exporter.semantic("chain"), key=lambda s: s.status.name)
+    assert [(s.name, s.status.name) for s in runs] == [("invoke_workflow RoundRobinGroupChat", "ERROR"),
+                                                       ("invoke_workflow RoundRobinGroupChat", "UNSET")]
+    assert runs[0].attributes["error.type"] == "ValueError"
+    assert runs[1].attributes["otel_agents.run.stop_reason"] == "termination", tree(exporter.semantic())
+    assert runs[1].attributes["output.value"] == "done TERMINATE"
+    assert parent_of(one(exporter.semantic(), "invoke_agent x"), exporter.semantic()) == runs[1]
+
+
 def test_model_stream_cut_before_its_result_is_incomplete(instrumented: Any, exporter: SnapshotExporter) -> None:
     """create_stream read to its end, which came after the text chunks but before the ``CreateResult`` that closes
     it: the model span failed as cut short (``error.type`` ``stream_incomplete``, not abandoned), with the text

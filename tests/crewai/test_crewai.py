@@ -449,6 +449,68 @@ def test_cr4_crew_and_agent_spans(instrumented: Any, exporter: SnapshotExporter)
     assert all(task.description not in s.name for s in spans)
 
 
+def test_cr4_replay_is_a_crew_run(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """``Crew.replay(task_id)`` runs the crew again from that task on (CrewAI runs the tasks without a kickoff):
+    one trace under an ``invoke_workflow`` span, each replayed task's agent span under it, the crew's output that
+    of the last task."""
+    agent = clerk()
+    crew = Crew(agents=[agent], tasks=[order_task(agent), order_task(agent, name="again")])
+    crew.kickoff()
+    exporter.clear()
+    result = crew.replay(str(crew.tasks[0].id))
+    spans = one_trace(exporter)
+    (chain,) = of_kind(spans, "chain")
+    assert chain.name == "invoke_workflow crew" and parent_of(chain, spans) is None
+    assert chain.attributes["output.value"] == result.raw == "Order A100: shipped"
+    agents = of_kind(spans, "agent")
+    assert [parent_of(a, spans) for a in agents] == [chain, chain], tree(spans)
+    assert sorted(a.attributes["otel_agents.task.name"] for a in agents) == ["again", "order_status"]
+    assert_direct_parentage(spans)
+
+
+@pytest.mark.parametrize("resume", ["resume", "resume_async"])
+def test_cr3_flow_paused_for_feedback_then_resumed(resume: str, instrumented: Any, exporter: SnapshotExporter,
+                                                   tmp_path: Path) -> None:
+    """A flow whose feedback provider raises ``HumanFeedbackPending`` (CrewAI's "not an error, a control flow
+    signal") is paused: its method span and the flow span are marked paused, not ERROR, the flow without output.
+    ``Flow.resume``/``resume_async`` is a run of the flow: the methods it runs under a flow span, in one trace."""
+    from crewai.flow.async_feedback.types import HumanFeedbackPending
+    from crewai.flow.human_feedback import human_feedback
+    from crewai.flow.persistence import SQLiteFlowPersistence
+
+    class Later:
+        def request_feedback(self, context: Any, flow: Any) -> str:
+            raise HumanFeedbackPending(context=context)
+
+    class Review(Flow):
+        @start()
+        @human_feedback(message="Publish?", provider=Later())
+        def draft(self) -> str:
+            return "the draft"
+
+        @listen(draft)
+        def publish(self, result: Any) -> str:
+            return f"published: {result.feedback}"
+
+    db = SQLiteFlowPersistence(str(tmp_path / "flows.db"))
+    pending = Review(persistence=db).kickoff()
+    assert isinstance(pending, HumanFeedbackPending)
+    spans = one_trace(exporter)
+    by_name = {s.name: s for s in spans}
+    for name in ("Review", "draft"):
+        assert by_name[name].attributes.get("otel_agents.run.paused") is True, tree(spans)
+        assert by_name[name].status == StatusCode.UNSET and "error.type" not in by_name[name].attributes
+    assert "output.value" not in by_name["Review"].attributes
+    exporter.clear()
+    flow = Review.from_pending(pending.context.flow_id, db)
+    result = flow.resume("ok") if resume == "resume" else asyncio.run(flow.resume_async("ok"))
+    assert result == "published: ok"
+    spans = one_trace(exporter)
+    [run] = [s for s in spans if parent_of(s, spans) is None]
+    assert run.name == "Review" and run.attributes["output.value"] == "published: ok"
+    assert [parent_of(s, spans) for s in spans if s.name == "publish"] == [run], tree(spans)
+
+
 def test_cr4_delegation_nests_the_coworker(instrumented: Any, exporter: SnapshotExporter) -> None:
     """CR-4: delegation is visible as nesting: the coworker's agent span sits under the delegating
     agent's 'Delegate work to coworker' tool span, with otel_agents.agent.parent set."""

@@ -178,6 +178,30 @@ def test_sm3_consumer_stops_early(instrumented: Any, exporter: SnapshotExporter,
     assert model.end_time <= agent_span.end_time
 
 
+@pytest.mark.parametrize("stop_at", ["FinalAnswerStep", "ActionOutput"])
+def test_a_stream_left_on_its_last_item_is_not_abandoned(stop_at: str, instrumented: Any,
+                                                          exporter: SnapshotExporter) -> None:
+    """A consumer that leaves ``run(stream=True)`` on the ``FinalAnswerStep`` (the run's last item) got the whole
+    run: its spans end finished, not abandoned. Left on the final ``ActionOutput`` (its step's last item, before
+    smolagents ends the run), the step is finished and the run abandoned."""
+    from smolagents.agents import ActionOutput
+    from smolagents.memory import FinalAnswerStep
+
+    last = {"FinalAnswerStep": FinalAnswerStep, "ActionOutput": ActionOutput}[stop_at]
+    agent = tool_calling_agent(ScriptedModel(LOOKUP_THEN_ANSWER))
+    stream = agent.run("Where is A100?", stream=True)
+    for item in stream:
+        if isinstance(item, last) and (last is FinalAnswerStep or item.is_final_answer):
+            break
+    del stream
+    abandoned = sorted(s.name for s in exporter.semantic() if s.attributes.get("otel_agents.stream.abandoned"))
+    assert abandoned == ([] if stop_at == "FinalAnswerStep" else ["invoke_agent ToolCallingAgent"]), \
+        tree(exporter.spans)
+    assert [s.name for s in sorted(exporter.semantic("chain"), key=lambda s: s.start_time)] == ["step 1", "step 2"]
+    if stop_at == "FinalAnswerStep":
+        assert exporter.semantic("agent")[0].attributes["output.value"] == "A100 has shipped"
+
+
 # -- the framework's own cases ---------------------------------------------------------------------------
 def test_tool_error_in_tool_calling_agent(instrumented: Any, exporter: SnapshotExporter) -> None:
     script = [[("lookup_order", {"order_id": "FAIL"})], [("final_answer", {"answer": "down"})]]
@@ -295,6 +319,8 @@ def test_a_final_answer_the_checks_reject_fails_its_step(instrumented: Any, expo
     steps = sorted((s for s in exporter.spans if s.name.startswith("step ")), key=lambda s: s.start_time)
     assert [(s.name, s.status) for s in steps] == [("step 1", StatusCode.ERROR), ("step 2", StatusCode.UNSET)]
     assert steps[0].attributes["error.type"].endswith("AgentError")
+    # the rejected step gave its answer and failed: smolagents leaves its generator there, nobody abandoned it
+    assert not any("otel_agents.stream.abandoned" in s.attributes for s in exporter.spans), tree(exporter.spans)
 
 
 @pytest.mark.parametrize("model_id", ["gpt-4o", "o3"])

@@ -34,7 +34,13 @@ What you get
   (argument or agent attribute), on the run span and every span under it.
   A run Agno reports as failed (it returns ``status=error`` rather than
   raising) ends with ERROR and the exception the failed step raised; a paused
-  run (human in the loop) is marked ``otel_agents.run.paused``. An agent's
+  run (human in the loop) is marked ``otel_agents.run.paused``, and its
+  ``continue_run``/``acontinue_run`` (``Agent``'s, ``Team``'s, ``Workflow``'s) is a
+  run of its own (what it runs under it: the confirmed tool calls and model
+  requests, a team's resumed member, a workflow's remaining steps; no input).
+  ``arun(background=True)`` (Agno returns the run pending and runs it in a task
+  of its own, ``agno.run.background._spawn_background``): the run's span ends
+  when that run does, with its answer. An agent's
   or a team's post-hook (an output guardrail) that rejects the answer with ``OutputCheckError``
   ends the run ERROR with that exception and ``otel_agents.run.stop_reason``
   ``guardrail``; the rejected answer, which Agno still returns as the failed
@@ -95,8 +101,10 @@ What you get
 
 Streams end when they do: an event stream consumed to the end ends its spans
 then, one left early (``break``, ``close()``, dropped, idle past the timeout)
-ends them as ``otel_agents.stream.abandoned`` with the output so far. Our
-spans are current only while Agno's code runs a step, never between the
+ends them as ``otel_agents.stream.abandoned`` with the output so far. One left
+on an agent's or a team's ``RunCompleted`` event (``stream_events=True``; Agno
+yields it once the run is stored) has given its whole run: finished, not
+abandoned. Our spans are current only while Agno's code runs a step, never between the
 events the caller receives, so after a ``break`` the application's next span
 is a root.
 

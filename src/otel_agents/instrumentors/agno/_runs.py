@@ -15,6 +15,7 @@ or :class:`AgnoRunFailed` carrying Agno's message.
 
 from __future__ import annotations
 
+import contextvars
 import weakref
 from typing import Any, Callable
 
@@ -32,6 +33,21 @@ from ._context import (abandon_streams_under, activate, block, blocked, cancelle
 
 # The agent/team/workflow name behind each open run span (for a member's ``otel_agents.agent.parent``).
 _SUBJECTS: "weakref.WeakKeyDictionary[SemanticSpan, str]" = weakref.WeakKeyDictionary()
+
+
+class _Awaited:
+    """A run being awaited in this task: the background run it spawns (``arun(background=True)``, Agno's
+    ``_spawn_background``), which goes on after the call returns the pending run, ends its span."""
+
+    __slots__ = ("span", "spawned", "done", "handed", "result")
+
+    def __init__(self, span: SemanticSpan) -> None:
+        self.span = span
+        self.spawned = self.done = self.handed = False  # spawned a background run / it ended / it ends the span
+        self.result: Any = None
+
+
+_AWAITED: contextvars.ContextVar[_Awaited | None] = contextvars.ContextVar("otel_agents_agno_awaited", default=None)
 
 
 class AgnoRunFailed(Exception):
@@ -101,7 +117,7 @@ class RunHooks:
         self.open = OpenSpans()
 
     # -- opening -------------------------------------------------------------------
-    def _start(self, what: str, instance: Any, args: tuple, kwargs: dict) -> SemanticSpan:
+    def _start(self, what: str, instance: Any, args: tuple, kwargs: dict, resumed: bool = False) -> SemanticSpan:
         ids: dict[str, Any] = {}
         if what in ("agent", "team", "workflow"):
             # An id that cannot be written as text loses only itself (probes.identifier), not the run's span.
@@ -135,7 +151,8 @@ class RunHooks:
                     # a team member (or an agent used as a tool): who delegated to it
                     span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, _SUBJECTS.get(delegation.parent))
             if span.records_value:
-                value = _arg(args, kwargs, "input") if what != "step" else None
+                # (a resumed run's first argument is the paused run's output, not an input)
+                value = _arg(args, kwargs, "input") if what != "step" and not resumed else None
                 if value is not None:
                     span.set_input(_jsonable(value),
                                    messages=_input_messages(value, kwargs) if span.input_as_messages else None)
@@ -144,15 +161,16 @@ class RunHooks:
         return span
 
     # -- the wrapper -----------------------------------------------------------------
-    def wrap(self, what: str) -> Callable[..., Any]:
-        """A wrapt wrapper opening a span of ``what`` (``agent``, ``team``, ``workflow``, ``step``)."""
+    def wrap(self, what: str, resumed: bool = False) -> Callable[..., Any]:
+        """A wrapt wrapper opening a span of ``what`` (``agent``, ``team``, ``workflow``, ``step``); ``resumed``: the
+        method resumes a paused run (``continue_run``/``acontinue_run``), its span has no input."""
 
         def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
             if not instrumentation_enabled():
                 return wrapped(*args, **kwargs)
             span = None
             with guard(f"agno.{what}.start"):
-                span = self._start(what, instance, args, kwargs)
+                span = self._start(what, instance, args, kwargs, resumed)
             if span is None:
                 return wrapped(*args, **kwargs)
             try:
@@ -165,7 +183,7 @@ class RunHooks:
                 handed = None
                 with guard("agno.run.wrap_result"):
                     if probes.is_awaitable(result):
-                        handed = self._awaiting(result, span)
+                        handed = self._awaiting(result, span, what, instance)
                     else:
                         handed = self._stream(in_context(result, span), span, _StreamSeen(what, instance))
                 if handed is None:  # ours failed: the user gets Agno's own object, the span ends now
@@ -177,15 +195,49 @@ class RunHooks:
 
         return wrapper
 
-    async def _awaiting(self, awaitable: Any, span: SemanticSpan) -> Any:
+    async def _awaiting(self, awaitable: Any, span: SemanticSpan, what: str, instance: Any) -> Any:
+        """``awaitable``'s result, ``span`` ending with it; a stream it gives (``Workflow.acontinue_run(stream=True)``,
+        an ``async def``) is the run's, ``span`` ending with the stream; a run it left going in the background
+        (``arun(background=True)`` returns it pending) ends ``span`` when it ends (:meth:`background`)."""
+        awaited = _Awaited(span)
+        token = _AWAITED.set(awaited)
         try:
             with activate(span):
                 result = await awaitable
         except BaseException as exc:
             self._end(span, error=exc)
             raise
+        finally:
+            _AWAITED.reset(token)
+        if _is_stream(result):
+            with guard("agno.run.wrap_awaited_stream"):
+                return self._stream(in_context(result, span), span, _StreamSeen(what, instance))
+        if awaited.spawned and not awaited.done and _status(result) == "pending":
+            awaited.handed, awaited.result = True, result  # (one event loop: the background run has not ended)
+            return result
         self._end(span, result=result)
         return result
+
+    def background(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """A wrapt wrapper for Agno's ``_spawn_background(coro)``: a background run spawned while one of our run
+        spans is awaited ends that span when it ends, with the run output Agno fills in place."""
+        awaited = _AWAITED.get()
+        if awaited is None or awaited.spawned or not args:
+            return wrapped(*args, **kwargs)
+        awaited.spawned = True
+        return wrapped(self._ending(args[0], awaited), *args[1:], **kwargs)
+
+    async def _ending(self, coroutine: Any, awaited: _Awaited) -> None:
+        error: BaseException | None = None
+        try:
+            await coroutine
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            awaited.done = True
+            if awaited.handed:
+                self._end(awaited.span, result=awaited.result, error=error)
 
     def _stream(self, iterator: Any, span: SemanticSpan, seen: "_StreamSeen") -> Any:
 
@@ -200,7 +252,9 @@ class RunHooks:
             self._end(span, result=seen.final, streamed_text=seen.text(), failed=seen.error, abandoned=abandoned,
                       ended_by_stream=True, cancelled=seen.cancelled)
 
-        return track_stream(wrap_stream(iterator, span, on_chunk=seen.chunk, on_end=on_end), span)
+        # let go after its RunCompleted (its last event but the RunOutput, when asked for): finished, not abandoned
+        return track_stream(wrap_stream(iterator, span, on_chunk=seen.chunk, on_end=on_end,
+                                        complete=lambda: seen.completed), span)
 
     # -- closing ---------------------------------------------------------------------
     def _end(self, span: SemanticSpan, *, result: Any = None, error: BaseException | None = None,
@@ -256,11 +310,14 @@ class _StreamSeen:
     carries its agents' and teams' events too: it reads only its own (the workflow events and ``StepOutput``s,
     which name no agent or team), so a member's ``RunError`` that its step retried is not the workflow's."""
 
-    __slots__ = ("parts", "final", "error", "cancelled", "owner_field", "owner")
+    __slots__ = ("parts", "final", "completed", "error", "cancelled", "owner_field", "owner")
 
     def __init__(self, what: str = "", owner: Any = None) -> None:
         self.parts: list[str] = []
         self.final: Any = None
+        # An agent's or a team's ``RunCompleted`` came: Agno yields it once the run is stored, its work done (a
+        # workflow's ``WorkflowCompleted`` comes before the workflow stores its session: not done)
+        self.completed = False
         self.error: str | None = None
         self.cancelled = False
         self.owner_field = _OWNER_FIELDS.get(what)
@@ -286,6 +343,7 @@ class _StreamSeen:
         elif event.endswith("RunCompleted") or event.endswith("WorkflowCompleted") or hasattr(item, "run_id") and \
                 hasattr(item, "messages") and not event:
             self.final = item
+            self.completed = self.completed or event.endswith("RunCompleted")
         elif not event and _is_step_output(item):  # a step's result (it fails as ``success=False``)
             self.final = item
         elif event.endswith("RunCancelled") or event.endswith("WorkflowCancelled"):

@@ -47,6 +47,16 @@ class Installation:
             self.patches.add(Agent, name, self.runs.wrap("agent"))
             self.patches.add(Team, name, self.runs.wrap("team"))
             self.patches.add(Workflow, name, self.runs.wrap("workflow"))
+        for name in ("continue_run", "acontinue_run"):  # a paused run resumed: the rest of it is a run too
+            self.patches.add(Agent, name, self.runs.wrap("agent", resumed=True))
+            self.patches.add(Team, name, self.runs.wrap("team", resumed=True))
+            self.patches.add(Workflow, name, self.runs.wrap("workflow", resumed=True))
+        try:  # arun(background=True): the run goes on after the call returns it pending
+            from agno.run import background
+
+            self.patches.add(background, "_spawn_background", self.runs.background)
+        except Exception as exc:  # noqa: BLE001 - moved: a background run's span ends when the call returns
+            report_internal_error("agno.patch.background", exc)
         self.patches.add(Model, "_process_model_response", self.models.request_sync)
         self.patches.add(Model, "_aprocess_model_response", self.models.request_async)
         for name in ("process_response_stream", "aprocess_response_stream"):

@@ -89,7 +89,9 @@ What you get
 
 Every span ends: on the result, on an exception, when a stream is exhausted, or
 when it is closed/dropped unfinished (``otel_agents.stream.abandoned``, output so
-far). A stream dropped unfinished is closed on its loop, as the loop itself closes a
+far); one left on its last item (``run_stream``'s ``TaskResult``, ``on_messages_stream``'s
+``Response``, ``create_stream``'s ``CreateResult``) has given its whole result: finished,
+not abandoned. A stream dropped unfinished is closed on its loop, as the loop itself closes a
 dropped async generator, and its span ends once that is done. A team's ``run_stream``
 left by its caller (closed or dropped) waits, as it closes, for the team's runtime to
 finish the run (AutoGen's own ``finally``): the agents' remaining turns nest under the

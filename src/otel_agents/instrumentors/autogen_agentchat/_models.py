@@ -147,6 +147,11 @@ def _missing_result(last: Any) -> str | None:
     return None if hasattr(last, "finish_reason") else "its CreateResult"
 
 
+def _has_result(last: Any) -> bool:
+    """Whether a ``create_stream``'s last item is its ``CreateResult`` (the response is whole)."""
+    return _missing_result(last) is None
+
+
 def _finish_reason(result: Any) -> str | None:
     reason = getattr(result, "finish_reason", None)
     if reason == "function_calls":
@@ -247,4 +252,4 @@ class ModelHooks:
                 span.set_messages(output=[ChatMessage("assistant", parts=[TextPart("".join(chunks))])])
 
         return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs, True), finish,
-                          on_item=on_item, missing=_missing_result)
+                          on_item=on_item, missing=_missing_result, final=_has_result)

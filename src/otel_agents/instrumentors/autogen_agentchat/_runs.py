@@ -51,35 +51,33 @@ class RunningTeams:
 
     def _forget(self) -> None:
         self._by_member: dict[int, list[tuple[SemanticSpan, str]]] = {}
-        self._by_queue: dict[int, SemanticSpan] = {}  # the team's output message queue (its manager's too)
+        # the team's output message queue (its manager's too) → its runs' spans, the latest last: a run of a team
+        # already running (AutoGen refuses it at once) comes and goes without taking the running one's place
+        self._by_queue: dict[int, list[tuple[SemanticSpan, str]]] = {}
         self.stops: dict[int, str | None] = {}  # id(team span) → its stop reason once its manager signalled the end
         self.turns: dict[int, int] = {}  # id(team span) → its members' turns ended so far
         self.answers: dict[int, Any] = {}  # id(team span) → the team's last message when its manager signalled the end
 
     def enter(self, team: Any, span: SemanticSpan) -> None:
         with self._lock:
-            self._by_queue[id(getattr(team, "_output_message_queue", None))] = span
+            entry = (span, _name(team, "team"))
+            self._by_queue.setdefault(id(getattr(team, "_output_message_queue", None)), []).append(entry)
             for member in getattr(team, "_participants", None) or ():
-                self._by_member.setdefault(id(member), []).append((span, _name(team, "team")))
+                self._by_member.setdefault(id(member), []).append(entry)
 
     def leave(self, team: Any, span: SemanticSpan) -> None:
         with self._lock:
-            key = id(getattr(team, "_output_message_queue", None))
-            if self._by_queue.get(key) is span:
-                del self._by_queue[key]
+            _discard(self._by_queue, id(getattr(team, "_output_message_queue", None)), span)
             self.stops.pop(id(span), None)
             self.turns.pop(id(span), None)
             self.answers.pop(id(span), None)
             for member in getattr(team, "_participants", None) or ():
-                entries = self._by_member.get(id(member))
-                if entries:
-                    entries[:] = [e for e in entries if e[0] is not span]
-                    if not entries:
-                        del self._by_member[id(member)]
+                _discard(self._by_member, id(member), span)
 
     def team_of_manager(self, manager: Any) -> SemanticSpan | None:
         """The span of the running team whose group chat manager is ``manager`` (they share the output queue)."""
-        return self._by_queue.get(id(getattr(manager, "_output_message_queue", None)))
+        entries = self._by_queue.get(id(getattr(manager, "_output_message_queue", None)))
+        return entries[-1][0] if entries else None
 
     def team_of(self, member: Any) -> tuple[SemanticSpan, str] | None:
         entries = self._by_member.get(id(member))
@@ -94,6 +92,15 @@ class RunningTeams:
 
     def __len__(self) -> int:
         return len(self._by_member)
+
+
+def _discard(index: dict[int, list[tuple[SemanticSpan, str]]], key: int, span: SemanticSpan) -> None:
+    """Take ``span``'s entry out of ``index[key]``, and the key once it has none left."""
+    entries = index.get(key)
+    if entries:
+        entries[:] = [e for e in entries if e[0] is not span]
+        if not entries:
+            del index[key]
 
 
 def _name(instance: Any, default: str) -> str:
@@ -235,7 +242,7 @@ class RunHooks:
             if not instrumentation_enabled():
                 return wrapped(*args, **kwargs)
             return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(what, instance, args, kwargs, method),
-                              self._finisher(what, instance))
+                              self._finisher(what, instance), final=_is_final)
 
         return wrapper
 
@@ -310,6 +317,12 @@ def _manager_answered(message: Any, team: Any) -> bool:
 def _is_task_result(result: Any) -> bool:
     """Whether ``result`` is a team run's ``TaskResult`` (the last item of a ``run_stream`` consumed to the end)."""
     return type(result).__name__ == "TaskResult" or (hasattr(result, "messages") and hasattr(result, "stop_reason"))
+
+
+def _is_final(item: Any) -> bool:
+    """Whether ``item`` is the last one a run stream yields: ``run_stream``'s ``TaskResult``, ``on_messages_stream``'s
+    ``Response`` (AgentChat's ``Response``: the final message, ``chat_message``, and ``inner_messages``)."""
+    return _is_task_result(item) or (type(item).__name__ == "Response" and hasattr(item, "chat_message"))
 
 
 def _handed_off_by(messages: Any, name: str) -> str | None:

@@ -72,17 +72,21 @@ class SpanStream:
     ``on_item`` sees every item; ``finish`` gets the last one. A stream left
     unfinished (``aclose()``, dropped) ends its span as abandoned. ``missing(last)``, for a stream that ended by
     itself (neither left nor raising): the terminal item it never yielded, or ``None`` when it did; a name marks
-    the span cut short (the span layer's :meth:`~otel_agents._spans.SemanticSpan.mark_incomplete`).
+    the span cut short (the span layer's :meth:`~otel_agents._spans.SemanticSpan.mark_incomplete`). ``final(last)``:
+    whether ``last`` is the stream's final item (a ``TaskResult``, a ``Response``, a ``CreateResult``): a stream let
+    go after it has given its whole result and ends finished, not abandoned (the span layer's rule,
+    :func:`~otel_agents._spans.wrap_stream`'s ``complete``).
     """
 
-    __slots__ = ("_make", "_start", "_finish", "_on_item", "_missing", "_it", "_span", "_ctx", "_last", "_done",
-                 "_loop", "_generation")
+    __slots__ = ("_make", "_start", "_finish", "_on_item", "_missing", "_final", "_it", "_span", "_ctx", "_last",
+                 "_done", "_loop", "_generation")
 
     def __init__(self, make: Callable[[], Any], start: Start, finish: Finish,
                  on_item: Callable[[SemanticSpan, Any], None] | None = None,
-                 missing: Callable[[Any], "str | None"] | None = None):
+                 missing: Callable[[Any], "str | None"] | None = None,
+                 final: Callable[[Any], bool] | None = None):
         self._make, self._start, self._finish, self._on_item = make, start, finish, on_item
-        self._missing = missing
+        self._missing, self._final = missing, final
         self._it: Any = None
         self._span: SemanticSpan | None = None
         self._ctx: Any = None
@@ -128,6 +132,9 @@ class SpanStream:
         if self._done or self._span is None:
             return
         self._done = True
+        if abandoned and self._final is not None:
+            with guard("autogen.stream.final"):
+                abandoned = not self._final(self._last)
         if abandoned:
             self._span.mark_abandoned()
         elif error is None and self._missing is not None:

@@ -1,7 +1,8 @@
 """Spans for CrewAI's orchestration: crews, task executions by agents, standalone agents, flows.
 
-* ``Crew.kickoff`` / ``akickoff`` → ``chain`` ``invoke_workflow {crew name}``
-  (``kickoff_async`` runs ``kickoff`` in a thread, so it is covered). A
+* ``Crew.kickoff`` / ``akickoff`` / ``replay`` → ``chain`` ``invoke_workflow {crew name}``
+  (``kickoff_async`` runs ``kickoff`` in a thread, so it is covered; ``replay(task_id)``
+  runs the crew again from that task on, its tasks under the crew span as a kickoff's). A
   streaming kickoff (``Crew(stream=True)``) hands back a chunk iterator and
   runs a second, non-streaming ``kickoff`` underneath: that inner call gets the
   span.
@@ -17,9 +18,13 @@
   ``guardrail {function name}``, ERROR (``error.type`` ``guardrail_rejected``,
   the guardrail's error as description) when it rejects the task's output and
   CrewAI has the agent execute the task again.
-* ``Flow.kickoff_async`` (``kickoff`` and ``akickoff`` go through it) →
+* ``Flow.kickoff_async`` (``kickoff`` and ``akickoff`` go through it) and ``resume_async``
+  (``resume`` runs it: a flow paused for a human's feedback, resumed) →
   ``chain`` named by the flow, and ``Flow._execute_method`` → one ``chain``
-  per flow method. CrewAI's agent executor is itself a ``Flow``; it is skipped.
+  per flow method. CrewAI's agent executor is itself a ``Flow``; it is skipped. A flow
+  method whose feedback provider raises ``HumanFeedbackPending`` (CrewAI's signal to wait
+  for the human) is paused (``otel_agents.run.paused``; the exception control flow, not an
+  error), and so is the flow run that returns it, without output.
 * An agent that reached ``max_iter`` (CrewAI then forces a final answer from one more model call,
   ``AgentExecutor.ensure_force_final_answer``) has ``otel_agents.run.stop_reason`` ``max_turns`` on
   its agent span; its output is that forced answer, as CrewAI returns it.
@@ -56,11 +61,10 @@ def install(hooks: Hooks) -> None:
     def crew_kickoff(crew: Any, args: tuple, kwargs: dict) -> Step | None:
         if getattr(crew, "stream", False) or id(crew) in _scope.KICKOFF.get():
             return None
-        name = getattr(crew, "name", None) or "crew"
-        inputs = arg(args, kwargs, 0, "inputs")
-        return Step(Kind.CHAIN, name, workflow=True,  # gen_ai.workflow.name: the span layer's, as for every workflow
-                    setup=_input(lambda: inputs or _crew_tasks(crew)), finish=_output(_raw),
-                    scope=[(_scope.KICKOFF, _scope.KICKOFF.get() + (id(crew),))])
+        return _crew_step(crew, arg(args, kwargs, 0, "inputs"))
+
+    def crew_replay(crew: Any, args: tuple, kwargs: dict) -> Step | None:
+        return None if id(crew) in _scope.KICKOFF.get() else _crew_step(crew, arg(args, kwargs, 1, "inputs"))
 
     def task_execution(task: Any, args: tuple, kwargs: dict) -> Step | None:
         agent = arg(args, kwargs, 0, "agent") or task.agent
@@ -87,9 +91,10 @@ def install(hooks: Hooks) -> None:
     def flow_kickoff(flow: Any, args: tuple, kwargs: dict) -> Step | None:
         if isinstance(flow, AgentExecutor):
             return None
-        inputs = arg(args, kwargs, 0, "inputs")
-        return Step(Kind.CHAIN, getattr(flow, "name", None) or type(flow).__name__,
-                    setup=_input(lambda: inputs or None), finish=_output(_same))
+        return _flow_step(flow, arg(args, kwargs, 0, "inputs"))
+
+    def flow_resume(flow: Any, args: tuple, kwargs: dict) -> Step | None:
+        return None if isinstance(flow, AgentExecutor) else _flow_step(flow, arg(args, kwargs, 0, "feedback"))
 
     def flow_method(flow: Any, args: tuple, kwargs: dict) -> Step | None:
         if isinstance(flow, AgentExecutor):
@@ -97,10 +102,11 @@ def install(hooks: Hooks) -> None:
         method_name = arg(args, kwargs, 0, "method_name")
         params = list(args[2:]) + [v for k, v in kwargs.items() if k not in ("method_name", "method")]
         return Step(Kind.CHAIN, str(method_name),
-                    setup=_input(lambda: params or None), finish=_output(_first))
+                    setup=_input(lambda: params or None), finish=_output(_first), pauses=_pending)
 
     hooks.span(Crew, "kickoff", crew_kickoff, "crewai.crew")
     hooks.span(Crew, "akickoff", crew_kickoff, "crewai.crew")
+    hooks.span(Crew, "replay", crew_replay, "crewai.crew")  # runs the tasks from one on, without kickoff
     hooks.span(Task, "_execute_core", task_execution, "crewai.task")
     hooks.span(Task, "_aexecute_core", task_execution, "crewai.task")
     hooks.span(Agent, "execute_task", agent_execute_task, "crewai.agent")
@@ -118,6 +124,7 @@ def install(hooks: Hooks) -> None:
         if "process_guardrail" in vars(owner):
             hooks.span(owner, "process_guardrail", guardrail_check, "crewai.guardrail")
     hooks.span(Flow, "kickoff_async", flow_kickoff, "crewai.flow")
+    hooks.span(Flow, "resume_async", flow_resume, "crewai.flow")  # (resume runs it) a paused flow's rest: a run
     hooks.span(Flow, "_execute_method", flow_method, "crewai.flow")
     hooks.after(AgentExecutor, "ensure_force_final_answer", _forced_final_answer, "crewai.max_iter")
     from crewai.utilities.guardrail import GuardrailResult
@@ -239,10 +246,6 @@ def _output(convert: Callable[[Any], Any]) -> Callable[[Any, Any], None]:
     return finish
 
 
-def _same(result: Any) -> Any:
-    return result
-
-
 def _first(result: Any) -> Any:
     """A flow method's result (``_execute_method`` returns ``(result, ...)``)."""
     return result[0] if isinstance(result, tuple) else result
@@ -267,6 +270,34 @@ def _raw(result: Any) -> Any:
     """The text of a CrewAI output object (``CrewOutput``, ``TaskOutput``, ``LiteAgentOutput``), else the value."""
     raw = getattr(result, "raw", None)
     return raw if isinstance(raw, str) else result
+
+
+def _flow_step(flow: Any, inputs: Any) -> Step:
+    """The ``chain`` step of a run of ``flow`` (a kickoff given ``inputs``, or a resume given the human's feedback).
+    A run that stops for the human's feedback (CrewAI returns its ``HumanFeedbackPending``) is paused, with no
+    output."""
+    def finish(span: Any, result: Any) -> None:
+        if _pending(result):
+            span.mark_paused()
+        elif span.records_value:
+            span.set_output(result)
+
+    return Step(Kind.CHAIN, getattr(flow, "name", None) or type(flow).__name__,
+                setup=_input(lambda: inputs or None), finish=finish)
+
+
+def _pending(value: Any) -> bool:
+    """Whether ``value`` is CrewAI's ``HumanFeedbackPending`` (a flow method's provider raises it, the flow returns
+    it: "not an error, a control flow signal", its docstring says): the run waits for a human."""
+    return type(value).__name__ == "HumanFeedbackPending"
+
+
+def _crew_step(crew: Any, inputs: Any) -> Step:
+    """The ``chain`` step of a run of ``crew`` given ``inputs`` (its tasks are the input when it got none)."""
+    # workflow=True: gen_ai.workflow.name, the span layer's, as for every workflow
+    return Step(Kind.CHAIN, getattr(crew, "name", None) or "crew", workflow=True,
+                setup=_input(lambda: inputs or _crew_tasks(crew)), finish=_output(_raw),
+                scope=[(_scope.KICKOFF, _scope.KICKOFF.get() + (id(crew),))])
 
 
 def _loop_running() -> bool:

@@ -42,6 +42,8 @@ class Step:
         setup: ``setup(span)`` fills the span before the call runs.
         finish: ``finish(span, result)`` fills it from the call's result.
         scope: ``(contextvar, value)`` pairs set while the call runs.
+        pauses: ``pauses(exc)``: whether the exception the call raised pauses the run rather than failing it
+            (CrewAI's ``HumanFeedbackPending``): the span is marked paused, the exception control flow.
     """
 
     kind: Kind
@@ -52,6 +54,7 @@ class Step:
     setup: Callable[[SemanticSpan], None] | None = None
     finish: Callable[[SemanticSpan, Any], None] | None = None
     scope: list[tuple[ContextVar, Any]] = field(default_factory=list)
+    pauses: Callable[[BaseException], bool] | None = None
 
 
 class Hooks:
@@ -137,12 +140,19 @@ class Hooks:
         tokens = [(var, var.set(value)) for var, value in step.scope]
         try:
             with self.telemetry.span(step.kind, step.name, workflow=step.workflow, multi_step=step.multi_step,
-                                     attributes=step.attributes) as span:
+                                     attributes=step.attributes, is_control_flow=step.pauses) as span:
                 if step.setup is not None:
                     with guard(site):
                         step.setup(span)
                 tokens.append((_scope.SPAN, _scope.SPAN.set(span)))
-                yield span
+                try:
+                    yield span
+                except BaseException as exc:
+                    if step.pauses is not None:
+                        with guard(site):
+                            if step.pauses(exc):
+                                span.mark_paused()
+                    raise
         finally:
             for var, token in reversed(tokens):
                 var.reset(token)

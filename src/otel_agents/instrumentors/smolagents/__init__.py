@@ -71,7 +71,11 @@ Streams end with the consumer: a streamed run's agent, step and model spans are
 current only while the stream is advanced (the consumer's own work between
 steps is not parented to them) and end when it is exhausted, closed, raises, or
 is dropped (``otel_agents.stream.abandoned``; the generators below are closed
-first so children end before their parents).
+first so children end before their parents). A stream left on its last item has
+given its whole result and is not abandoned: a run on its ``FinalAnswerStep``, a
+step on its ``ActionOutput`` (a final answer the ``final_answer_checks`` reject
+leaves its step there too: failed, not abandoned) or a planning step on its
+``PlanningStep``.
 
 Design decision, and why
 ------------------------

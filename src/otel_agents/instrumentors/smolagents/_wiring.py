@@ -38,7 +38,7 @@ import weakref
 from typing import Any, Callable
 
 from smolagents import local_python_executor
-from smolagents.agents import MultiStepAgent, RunResult
+from smolagents.agents import ActionOutput, MultiStepAgent, RunResult
 from smolagents.memory import ActionStep, FinalAnswerStep, PlanningStep
 from smolagents.models import Model, agglomerate_stream_deltas, supports_stop_parameter
 from smolagents.tools import BaseTool
@@ -202,7 +202,8 @@ class Installation:
             _record_max_steps(ended, instance)
             _record_interrupt(ended, instance)
 
-        return wrap_stream(steps, span, on_chunk=on_chunk, on_end=on_end, is_error=_is_error)
+        return wrap_stream(steps, span, on_chunk=on_chunk, on_end=on_end, is_error=_is_error,
+                           complete=lambda: "output" in outcome)  # let go after its FinalAnswerStep: finished
 
     def _delegate(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         """A managed agent called by its manager: a ``tool`` span named after it, its run nested below (one,
@@ -232,7 +233,8 @@ class Installation:
         span = self.telemetry.start_span(Kind.CHAIN, f"step {number}" if number is not None else "step")
         with guard("smolagents.step_index"):
             self.steps[instance] = span
-        return self._stream_step(wrapped, args, kwargs, span, lambda ended: _fill_action_step(ended, memory_step))
+        return self._stream_step(wrapped, args, kwargs, span, lambda ended, _: _fill_action_step(ended, memory_step),
+                                 last=ActionOutput)
 
     def _validate_final_answer(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         """``final_answer_checks`` rejecting the step's final answer (``AgentError``; smolagents then steps on and
@@ -250,26 +252,33 @@ class Installation:
         if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         span = self.telemetry.start_span(Kind.CHAIN, "planning")
-        last: dict[str, Any] = {}
 
-        def fill(ended: SemanticSpan) -> None:
-            step = last.get("step")
+        def fill(ended: SemanticSpan, step: Any) -> None:
             if isinstance(step, PlanningStep):
                 ended.set_output(step.plan)
 
-        return self._stream_step(wrapped, args, kwargs, span, fill, on_chunk=lambda item: last.__setitem__("step", item))
+        return self._stream_step(wrapped, args, kwargs, span, fill, last=PlanningStep)
 
     def _stream_step(self, wrapped: Any, args: tuple, kwargs: dict, span: SemanticSpan,
-                     fill: Callable[[SemanticSpan], None], on_chunk: Any = None) -> Any:
+                     fill: Callable[[SemanticSpan, Any], None], last: type) -> Any:
+        """A step's generator in ``span``; ``fill(span, item)`` with the last item seen, before the span ends.
+        smolagents' step generators yield a ``last`` (``ActionOutput``, ``PlanningStep``) as their last item: a
+        step let go after it (its run stops there, on a final answer the agent's checks reject or a consumer that
+        has its answer) is finished, not abandoned."""
         generator = _call_in(span, wrapped, args, kwargs, current=not _makes_generator(wrapped))
         steps = Activating(generator, span)
+        seen: dict[str, Any] = {}
+
+        def on_chunk(item: Any) -> None:
+            seen["item"] = item
 
         def on_end(ended: SemanticSpan, abandoned: bool) -> None:
             if abandoned:
                 steps.abandon()
-            fill(ended)
+            fill(ended, seen.get("item"))
 
-        return wrap_stream(steps, span, on_chunk=on_chunk, on_end=on_end, is_error=_is_error)
+        return wrap_stream(steps, span, on_chunk=on_chunk, on_end=on_end, is_error=_is_error,
+                           complete=lambda: isinstance(seen.get("item"), last))
 
     # -- models ------------------------------------------------------------------------
     def _start_model(self, model: Any, args: tuple, kwargs: dict, stream: bool) -> SemanticSpan:
