@@ -50,6 +50,7 @@ exception is returned unchanged.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -328,6 +329,8 @@ class ClientHooks:
             HierarchyPatch(async_client, {"request": self._async_request}, site=f"{provider}.patch"),
             Patch(self.sync_stream, "close", self._sync_close),
             Patch(self.async_stream, "close", self._async_close),
+            Patch(sync_client, "_sleep_for_retry", self._retrying),
+            Patch(async_client, "_sleep_for_retry", self._retrying),
             Patch(responses[0], "close", self._sync_close),
             Patch(responses[1], "close", self._async_close),
         ]
@@ -371,6 +374,24 @@ class ClientHooks:
                 endpoint.record_request(span, body)
             return _Call(endpoint, span, None, body)
         return None
+
+    def _retrying(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """The SDK is about to send a traced request again (its ``_sleep_for_retry``, sync, or the async client's
+        coroutine function, called where the attempt failed): the span of the call gets the attempt's failure as
+        an ``exception`` event, the error the SDK raises for that status (``openai.RateLimitError``…), or the
+        transport's exception being handled (a timeout, a refused connection)."""
+        with guard("sdk_client.retry"):
+            span = semantic_span_for(trace.get_current_span())
+            options = kwargs.get("options")
+            endpoint = self.route(str(getattr(options, "url", "")).split("?", 1)[0]) if options is not None else None
+            if span is not None and endpoint is not None and span.kind is endpoint.kind and not span.ended:
+                response = kwargs.get("response")
+                failure = (instance._make_status_error(f"Error code: {response.status_code}", body=None,
+                                                       response=response)
+                           if response is not None else sys.exc_info()[1])
+                if failure is not None:
+                    span.record_failed_attempt(failure, retried=True)
+        return wrapped(*args, **kwargs)
 
     # Around the SDK's own ``request`` (sync or awaited): our span current, if we opened one; an exception
     # ends it as failed and goes on to the caller. Written out in both wrappers rather than as a generator
