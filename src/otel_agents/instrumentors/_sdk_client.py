@@ -98,6 +98,9 @@ class Outcome:
         output: an explicit output value (a ``parse`` result's parsed object), else
             ``output.value`` comes from the messages.
         attributes: other non-content attributes (embedding dimension…).
+        error: a failure the API reported in its answer, not as an HTTP error (a Responses ``failed`` response,
+            a stream's ``error`` event): ``(error.type, message)`` for :meth:`SemanticSpan.set_error`, the type
+            the API's own error code.
     """
 
     response_id: str | None = None
@@ -106,6 +109,7 @@ class Outcome:
     usage: Usage | None = None
     output: Any = None
     attributes: dict[str, Any] = field(default_factory=dict)
+    error: tuple[str, str | None] | None = None
 
 
 class Accumulator:
@@ -172,6 +176,8 @@ def record_outcome(span: SemanticSpan, outcome: Outcome, *, abandoned: bool = Fa
             span.set_finish_reasons([m.finish_reason for m in outcome.messages if m.finish_reason])
     if outcome.output is not None:
         span.set_output(outcome.output)
+    if outcome.error is not None:
+        span.set_error(*outcome.error)
 
 
 def enrich(outer: SemanticSpan, outcome: Outcome) -> None:

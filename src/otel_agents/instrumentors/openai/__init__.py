@@ -34,7 +34,8 @@ What you get
   ``gen_ai.provider.name=openai``, ``server.address``/``server.port``, response
   id and model, finish reasons (``tool_calls`` → ``tool_call``; the Responses
   API has none: ``stop``/``tool_call`` for a completed response, the
-  ``incomplete_details.reason`` otherwise), usage, and with content on: the
+  ``incomplete_details.reason`` otherwise; a ``failed`` response, or a stream's
+  ``error`` event, is ERROR with the API's error code as ``error.type``), usage, and with content on: the
   input messages (``system``/``developer`` as system instructions, the Responses
   ``instructions`` too), the tools offered, the output message. Parts: ``text``
   (refusals included), tool calls (arguments decoded from their JSON text),
