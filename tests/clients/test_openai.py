@@ -546,3 +546,45 @@ def test_a_client_subclass_overriding_request_is_one_span(openai_on: Any, export
     tagged.chat.completions.create(**CHAT)
     (span,) = model_spans(exporter)
     assert span.name == "chat gpt-4o" and span.attributes["gen_ai.response.id"] == "chatcmpl-1"
+
+
+def _failed_response() -> dict[str, Any]:
+    return {**response_body(), "status": "failed", "output": [], "usage": None,
+            "error": {"code": "server_error", "message": "The model failed to answer"}}
+
+
+def _created(response: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "response.created", "response": {**response, "status": "in_progress", "error": None},
+            "sequence_number": 0}
+
+
+@pytest.mark.parametrize("how", ["whole", "stream_failed", "stream_error_event"])
+def test_a_response_the_api_reports_failed_fails_the_span(openai_on: Any, exporter: SnapshotExporter,
+                                                          how: str) -> None:
+    """The API's own failure in its answer, not an HTTP error (the SDK raises nothing): a ``failed`` response, whole
+    or as a stream's ``response.failed``, or a stream's ``error`` event (which openai hands on as an event). The
+    span is ERROR with the API's error code as ``error.type`` and its message as the description — not UNSET with
+    the finish reason ``error`` alone, nor a cut stream's ``stream_incomplete``."""
+    from tests.clients.fakes import sse
+
+    failed = _failed_response()
+    if how == "whole":
+        body: Any = failed
+    elif how == "stream_failed":
+        body = sse([("response.created", _created(failed)),
+                    ("response.failed", {"type": "response.failed", "response": failed, "sequence_number": 1})])
+    else:
+        failed["error"] = {"code": "rate_limit_exceeded", "message": "Too many tokens per minute"}
+        body = sse([("response.created", _created(failed)),
+                    ("error", {"type": "error", **failed["error"], "param": None, "sequence_number": 1})])
+    client = openai_client(Recorder(body))
+    if how == "whole":
+        assert client.responses.create(**RESPONSES).status == "failed"
+    else:
+        assert [e.type for e in client.responses.create(stream=True, **RESPONSES)][-1] in ("response.failed", "error")
+    (span,) = model_spans(exporter)
+    assert span.status.name == "ERROR", tree([span])
+    assert span.attributes["error.type"] == failed["error"]["code"]
+    assert span.status_description == failed["error"]["message"]
+    if how != "stream_error_event":
+        assert span.attributes["gen_ai.response.finish_reasons"] == ("error",)

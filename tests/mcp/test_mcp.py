@@ -860,6 +860,41 @@ async def test_a_call_the_caller_cancels_is_control_flow_not_an_error(instrument
         assert span.attributes["otel_agents.control_flow"] == "asyncio.exceptions.CancelledError"
 
 
+@pytest.mark.parametrize("mode", IN_PROCESS_MODES)
+async def test_a_call_the_session_times_out_claims_no_response_code(instrument, exporter, mode: str) -> None:
+    """A ``tools/call`` the client session gives up on itself (``read_timeout_seconds``): the SDK raises its
+    ``McpError`` with a code of its own (408 in 1.x, ``REQUEST_TIMEOUT`` -32001 in 2.x) and no response came. The
+    client span is ERROR with that code as ``error.type`` but no ``rpc.response.status_code`` (no peer answered
+    it; a JSON-RPC error response keeps it: :func:`test_jsonrpc_error_is_an_error_with_its_code`); the server's
+    span is not failed (1.x lets its tool answer, 2.x cancels it)."""
+    import asyncio
+    import datetime
+
+    server = server_class()("orders", log_level="WARNING")
+
+    @server.tool()
+    async def slow() -> str:
+        """Slow."""
+        await asyncio.sleep(0.3)
+        return "ok"
+
+    instrument()
+    async with in_process_client(server, mode) as session:
+        with pytest.raises(Exception) as raised:
+            await session.call_tool("slow", {}, read_timeout_seconds=0.05 if MCP2 else datetime.timedelta(seconds=0.05))
+        for _ in range(100):  # the server's span ends once its tool answered or took the cancellation
+            if len([s for s in exporter.spans if s.name == "execute_tool slow"]) == 2:
+                break
+            await asyncio.sleep(0.02)
+    code = str(raised.value.error.code)
+    spans = {s.kind: s for s in exporter.spans if s.name == "execute_tool slow"}
+    assert set(spans) == {"CLIENT", "SERVER"}, [s.name for s in exporter.spans]
+    client = spans["CLIENT"]
+    assert client.status == StatusCode.ERROR and client.attributes["error.type"] == code
+    assert "rpc.response.status_code" not in client.attributes, client.attributes
+    assert spans["SERVER"].status != StatusCode.ERROR
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_mcp2_own_spans_stand_down_while_instrumented(instrument, exporter, provider, monkeypatch,
                                                             mode: str) -> None:

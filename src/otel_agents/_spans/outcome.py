@@ -89,7 +89,7 @@ class OutcomeSetters:
                 self._set_failed(etype, qual, message)
             self._exception_event(exc, qual, message)
 
-    def record_failed_attempt(self, exc: BaseException) -> None:
+    def record_failed_attempt(self, exc: BaseException, *, retried: bool = False) -> None:
         """Record ``exc``, the failure of one attempt of the call this span stands for, which another attempt may
         still answer (LiteLLM's ``Router`` sends the request again to a fallback deployment when a stream breaks
         before its first chunk): its ``exception`` event now, as :meth:`record_error` writes it (type,
@@ -111,12 +111,17 @@ class OutcomeSetters:
         answered). So does a span that records ``exc`` again, pending or answered: it was raised on to the
         caller, so the call failed (the counts written for an answer stay: that response was generated). An
         error recorded meanwhile (another exception, :meth:`set_error`, :meth:`mark_incomplete`) is the span's:
-        the attempt stays an event."""
+        the attempt stays an event.
+
+        With ``retried``, the event only: nothing is pending, the span's status, counts and metrics stay what the
+        caller records of the call's end (an SDK's own retry loop inside the call an instrumentor wraps: the call
+        returns the last attempt's response, or raises the SDK's error, which the instrumentor records)."""
         if self._ended or getattr(self, "_recorded", None) is exc:
             return
         with guard("span.record_failed_attempt"):
-            self._recorded = self._attempt = self._unanswered = exc
-            self._withdraw_usage()
+            if not retried:
+                self._recorded = self._attempt = self._unanswered = exc
+                self._withdraw_usage()
             if not self._mute:
                 self._exception_event(exc, _qualified(type(exc)), self._exception_message(exc))
 

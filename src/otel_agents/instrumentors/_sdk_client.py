@@ -37,7 +37,10 @@ converts the body and the result. The rules it applies:
   parsed once by us, with the SDK's own ``parse()``; it caches by type, so the
   caller's ``parse()`` returns the very object we saw (a stream included). In the
   async client that ``parse()`` is awaited inside the caller's own ``await``:
-  no coroutine is created that nobody awaits.
+  no coroutine is created that nobody awaits. A streamed raw response closed
+  (``with_streaming_response``'s block left) before its stream's end ends the
+  span as abandoned, as closing the stream does; so does a stream dropped
+  before its first read.
 
 Nothing here is made current except our span around the HTTP call (so HTTP
 client spans nest under it); every hook is guarded, and the caller's result or
@@ -47,12 +50,14 @@ exception is returned unchanged.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from opentelemetry import trace
 
+from .._spans import finalisers
 from .._spans import (ChatMessage, SemanticSpan, Telemetry, Usage, guard, probes, semantic_span_for,  # noqa: F401
                       token_count, watch_stream)  # (token_count: the span layer's check, for the clients' modules)
 from .._spans.address import server_attributes
@@ -93,6 +98,9 @@ class Outcome:
         output: an explicit output value (a ``parse`` result's parsed object), else
             ``output.value`` comes from the messages.
         attributes: other non-content attributes (embedding dimension…).
+        error: a failure the API reported in its answer, not as an HTTP error (a Responses ``failed`` response,
+            a stream's ``error`` event): ``(error.type, message)`` for :meth:`SemanticSpan.set_error`, the type
+            the API's own error code.
     """
 
     response_id: str | None = None
@@ -101,6 +109,7 @@ class Outcome:
     usage: Usage | None = None
     output: Any = None
     attributes: dict[str, Any] = field(default_factory=dict)
+    error: tuple[str, str | None] | None = None
 
 
 class Accumulator:
@@ -167,6 +176,8 @@ def record_outcome(span: SemanticSpan, outcome: Outcome, *, abandoned: bool = Fa
             span.set_finish_reasons([m.finish_reason for m in outcome.messages if m.finish_reason])
     if outcome.output is not None:
         span.set_output(outcome.output)
+    if outcome.error is not None:
+        span.set_error(*outcome.error)
 
 
 def enrich(outer: SemanticSpan, outcome: Outcome) -> None:
@@ -298,6 +309,8 @@ class ClientHooks:
         sync_client, async_client: the SDK's ``SyncAPIClient`` / ``AsyncAPIClient``.
         streams: the SDK's ``(Stream, AsyncStream)`` classes.
         provider: ``gen_ai.provider.name`` (``anthropic``, ``openai``).
+        responses: the SDK's ``(APIResponse, AsyncAPIResponse)`` classes (``with_streaming_response``'s): their
+            ``close``, which the context manager's exit calls, ends the span of the stream they hold.
         helper_streams: ``(sync classes, async classes)`` of the SDK's stream helpers that hold one of its
             streams as ``_raw_stream`` and whose ``close`` closes the HTTP response beneath it without closing
             that stream (openai's ``ChatCompletionStream``/``ResponseStream``, which the ``.stream()`` managers'
@@ -305,7 +318,7 @@ class ClientHooks:
     """
 
     def __init__(self, telemetry: Telemetry, route: Router, *, sync_client: type, async_client: type,
-                 streams: tuple[type, type], provider: str,
+                 streams: tuple[type, type], responses: tuple[type, type], provider: str,
                  helper_streams: tuple[tuple[type, ...], tuple[type, ...]] = ((), ())):
         self.telemetry = telemetry
         self.route = route
@@ -322,6 +335,10 @@ class ClientHooks:
             HierarchyPatch(async_client, {"request": self._async_request}, site=f"{provider}.patch"),
             Patch(self.sync_stream, "close", self._sync_close),
             Patch(self.async_stream, "close", self._async_close),
+            Patch(sync_client, "_sleep_for_retry", self._retrying),
+            Patch(async_client, "_sleep_for_retry", self._retrying),
+            Patch(responses[0], "close", self._sync_close),
+            Patch(responses[1], "close", self._async_close),
         ]
         self.patches += [Patch(cls, "close", self._sync_close_helper) for cls in helper_streams[0]]
         self.patches += [Patch(cls, "close", self._async_close_helper) for cls in helper_streams[1]]
@@ -364,6 +381,24 @@ class ClientHooks:
             return _Call(endpoint, span, None, body)
         return None
 
+    def _retrying(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """The SDK is about to send a traced request again (its ``_sleep_for_retry``, sync, or the async client's
+        coroutine function, called where the attempt failed): the span of the call gets the attempt's failure as
+        an ``exception`` event, the error the SDK raises for that status (``openai.RateLimitError``…), or the
+        transport's exception being handled (a timeout, a refused connection)."""
+        with guard("sdk_client.retry"):
+            span = semantic_span_for(trace.get_current_span())
+            options = kwargs.get("options")
+            endpoint = self.route(str(getattr(options, "url", "")).split("?", 1)[0]) if options is not None else None
+            if span is not None and endpoint is not None and span.kind is endpoint.kind and not span.ended:
+                response = kwargs.get("response")
+                failure = (instance._make_status_error(f"Error code: {response.status_code}", body=None,
+                                                       response=response)
+                           if response is not None else sys.exc_info()[1])
+                if failure is not None:
+                    span.record_failed_attempt(failure, retried=True)
+        return wrapped(*args, **kwargs)
+
     # Around the SDK's own ``request`` (sync or awaited): our span current, if we opened one; an exception
     # ends it as failed and goes on to the caller. Written out in both wrappers rather than as a generator
     # context manager: this runs on every request.
@@ -387,7 +422,7 @@ class ClientHooks:
             except Exception:  # noqa: BLE001 - the caller meets the same error at their parse()
                 call.done(Outcome)
                 return result
-        self._handle(call, value)
+        self._handle(call, value, result)
         return result
 
     def _async_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
@@ -415,7 +450,7 @@ class ClientHooks:
             except Exception:  # noqa: BLE001 - the caller meets the same error at their parse()
                 call.done(Outcome)
                 return result
-        self._handle(call, value)
+        self._handle(call, value, result)
         return result
 
     @staticmethod
@@ -430,10 +465,14 @@ class ClientHooks:
         return callable(getattr(result, "parse", None))
 
     # -- results ------------------------------------------------------------------------
-    def _handle(self, call: _Call, value: Any) -> None:
-        """Record a parsed result, or start observing a stream."""
+    def _handle(self, call: _Call, value: Any, result: Any) -> None:
+        """Record a parsed result, or start observing a stream (``value``; ``result`` is the raw response that
+        holds it, or ``value`` itself)."""
         if isinstance(value, (self.sync_stream, self.async_stream)):
             if self._observe_stream(call, value):
+                if result is not value:  # closing the raw response (leaving with_streaming_response) ends it too
+                    with guard("sdk_client.raw_stream"):
+                        setattr(result, _STATE, getattr(value, _STATE))
                 return
         call.done(lambda: call.endpoint.outcome(value, call.wants_content()))
 
@@ -452,6 +491,8 @@ class ClientHooks:
             observe = _aobserve if isinstance(stream, self.async_stream) else _observe
             stream._iterator = observe(iterator, accumulator, state)
             setattr(stream, _STATE, state)
+            if call.span is not None:  # dropped unread: its observer never ran, so never saw the drop
+                finalisers.finalize(stream, state.dropped)
             return True
         return False
 

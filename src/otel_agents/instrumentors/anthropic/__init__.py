@@ -24,7 +24,9 @@ What you get
 ``chat {model}`` (``model``) for every call of ``messages.create`` (sync and
 async, ``stream=True`` included), ``messages.stream()``, the same under
 ``beta.messages``, and their ``with_raw_response`` / ``with_streaming_response``
-forms — retries inside one call are one span. Attributes: request model and
+forms — retries inside one call are one span, whose outcome is the last attempt's; each attempt the SDK sends
+again (a 429, a 529, a timeout) is an ``exception`` event on it, typed as the SDK's error for that status
+(``anthropic.OverloadedError``) or the transport's exception, not the span's error. Attributes: request model and
 parameters (``max_tokens``, ``temperature``, ``top_p``, ``top_k``,
 ``stop_sequences``, ``stream``), ``gen_ai.provider.name=anthropic``,
 ``server.address``/``server.port``, response id and model, finish reason

@@ -219,8 +219,10 @@ class MessageStreamAccumulator(Accumulator):
                     except ValueError:
                         block["input"] = text  # cut short: keep what arrived
             parts.extend(block_parts(block))
+        started = self.id is not None or parts  # a stream let go before message_start gave no message
         return Outcome(response_id=self.id, response_model=self.model,
-                       messages=[ChatMessage("assistant", parts=parts, finish_reason=self.stop_reason)],
+                       messages=[ChatMessage("assistant", parts=parts, finish_reason=self.stop_reason)] if started
+                       else [],
                        usage=usage_of(self.usage) if self.usage else None)
 
 

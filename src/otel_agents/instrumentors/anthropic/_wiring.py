@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic._base_client as base_client
+from anthropic._response import APIResponse, AsyncAPIResponse
 from anthropic._streaming import AsyncStream, Stream
 
 from ..._spans import Telemetry
@@ -22,6 +23,7 @@ class Installation:
     def __init__(self, telemetry: Telemetry):
         self.hooks = ClientHooks(telemetry, endpoints(ROUTES), sync_client=base_client.SyncAPIClient,
                                  async_client=base_client.AsyncAPIClient, streams=(Stream, AsyncStream),
+                                 responses=(APIResponse, AsyncAPIResponse),
                                  provider="anthropic")
         self.native = _stand_down_native_span()
 

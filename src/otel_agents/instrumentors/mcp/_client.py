@@ -240,8 +240,20 @@ class ClientSide:
         code = getattr(error, "code", None)
         if code is None:
             return
-        span.set_attribute(A.RPC_RESPONSE_STATUS_CODE, str(code))
-        span.set_error(str(code), getattr(error, "message", None))
+        message = getattr(error, "message", None)
+        if not _raised_here(exc, code, message):  # the peer's JSON-RPC error response, with its code
+            span.set_attribute(A.RPC_RESPONSE_STATUS_CODE, str(code))
+        span.set_error(str(code), message)
+
+
+_CONNECTION_CLOSED = -32000  # mcp.types.CONNECTION_CLOSED (1.x and 2.x), with the message "Connection closed"
+
+
+def _raised_here(exc: BaseException, code: Any, message: Any) -> bool:
+    """Whether an ``McpError`` is the client session's own, with no response behind it: its read timeout (raised
+    while the ``TimeoutError`` is handled: code 408 in 1.x, ``REQUEST_TIMEOUT`` -32001 in 2.x) or the connection
+    closing under the request (``CONNECTION_CLOSED``). Its code is the SDK's, not a ``rpc.response.status_code``."""
+    return isinstance(exc.__context__, TimeoutError) or (code == _CONNECTION_CLOSED and message == "Connection closed")
 
 
 def _is_mcp_error(exc: BaseException) -> bool:

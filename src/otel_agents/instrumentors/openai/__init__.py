@@ -27,14 +27,17 @@ What you get
 * ``chat {model}`` (``model``) for ``chat.completions.create`` / ``parse`` /
   ``stream`` and ``responses.create`` / ``parse`` / ``stream``, sync and async,
   streamed or not, through ``with_raw_response`` and ``with_streaming_response``
-  too. A ``parse`` is one span (not doubled by the request it makes), whose
+  too. The SDK's retries inside one call are that call's one span, whose outcome is the last attempt's; each
+  attempt it sends again (a 429, a timeout) is an ``exception`` event on it (``openai.RateLimitError``, the
+  transport's exception), not the span's error. A ``parse`` is one span (not doubled by the request it makes), whose
   output is the parsed object. Attributes: request model and parameters
   (``temperature``, ``top_p``, ``max_tokens``/``max_completion_tokens``/
   ``max_output_tokens``, ``stop``, ``seed``, penalties, ``stream``),
   ``gen_ai.provider.name=openai``, ``server.address``/``server.port``, response
   id and model, finish reasons (``tool_calls`` → ``tool_call``; the Responses
   API has none: ``stop``/``tool_call`` for a completed response, the
-  ``incomplete_details.reason`` otherwise), usage, and with content on: the
+  ``incomplete_details.reason`` otherwise; a ``failed`` response, or a stream's
+  ``error`` event, is ERROR with the API's error code as ``error.type``), usage, and with content on: the
   input messages (``system``/``developer`` as system instructions, the Responses
   ``instructions`` too), the tools offered, the output message. Parts: ``text``
   (refusals included), tool calls (arguments decoded from their JSON text),

@@ -11,7 +11,9 @@ the whole response with its usage). Reasoning summaries become ``reasoning``
 parts; encrypted reasoning is never recorded. The Responses API has no finish
 reason: ``stop`` (or ``tool_call`` when the output calls tools) for a
 completed response, the ``incomplete_details.reason`` otherwise; a stream that ends without a terminal event
-has none (the span says it was cut: :class:`ResponseStreamAccumulator`). An item of a type not read here (a
+has none (the span says it was cut: :class:`ResponseStreamAccumulator`). A ``failed`` response, or a stream's
+``error`` event (which the SDK hands on as an event, not raising), fails the span with the API's error code as
+``error.type`` and its message as the status description (content on). An item of a type not read here (a
 built-in tool's call, a new item) is a generic part with its fields. ``service_tier`` asked and
 answered (the terminal event's response: the tier that served it) go to ``openai.request.service_tier`` /
 ``openai.response.service_tier`` (OTel GenAI semconv, OpenAI page).
@@ -155,7 +157,15 @@ def response_outcome(response: Any, content: bool = True) -> Outcome:
                    messages=[ChatMessage("assistant", parts=parts, finish_reason=finish)],
                    usage=usage_of(field_of(response, "usage")),
                    output=field_of(response, "output_parsed") if content else None,
-                   attributes=service_tier_attributes(field_of(response, "service_tier")))
+                   attributes=service_tier_attributes(field_of(response, "service_tier")),
+                   error=api_error(field_of(response, "error")) if status == "failed" else None)
+
+
+def api_error(error: Any) -> tuple[str, str | None]:
+    """``(error.type, message)`` of an API-reported error (a failed response's ``error``, an ``error`` event):
+    its ``code``, ``"error"`` when it has none."""
+    code = field_of(error, "code")
+    return (code if isinstance(code, str) and code else "error"), field_of(error, "message")
 
 
 class ResponseStreamAccumulator(Accumulator):
@@ -169,11 +179,15 @@ class ResponseStreamAccumulator(Accumulator):
         self.final: Any = None
         self.items: dict[int, Any] = {}  # output_index → the item, once done
         self.texts: dict[int, str] = {}  # output_index → its text deltas so far
+        self.error: tuple[str, str | None] | None = None  # an ``error`` event's (it ends the stream)
 
     def add(self, event: Any) -> bool:
         kind = field_of(event, "type")
         if kind in _TERMINAL:
             self.final = field_of(event, "response")
+            return True
+        if kind == "error":
+            self.error = api_error(event)
             return True
         if kind == "response.output_text.delta":
             index = field_of(event, "output_index", 0)
@@ -196,11 +210,13 @@ class ResponseStreamAccumulator(Accumulator):
                 parts.append(TextPart(self.texts[index]))
         if parts:
             partial.messages = [ChatMessage("assistant", parts=parts)]
+        partial.error = self.error
         return partial
 
     def missing(self) -> str | None:
-        """``response.completed`` (or ``response.incomplete``/``response.failed``) ends a response."""
-        return None if self.final is not None else "response.completed"
+        """``response.completed`` (or ``response.incomplete``/``response.failed``, or an ``error`` event) ends a
+        response."""
+        return None if self.final is not None or self.error is not None else "response.completed"
 
 
 _PARAMETERS = ("temperature", "top_p", "max_output_tokens", "stream")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import openai._base_client as base_client
+from openai._response import APIResponse, AsyncAPIResponse
 from openai._streaming import AsyncStream, Stream
 
 from ..._spans import Telemetry
@@ -32,6 +33,7 @@ class Installation:
     def __init__(self, telemetry: Telemetry):
         self.hooks = ClientHooks(telemetry, endpoints(ROUTES), sync_client=base_client.SyncAPIClient,
                                  async_client=base_client.AsyncAPIClient, streams=(Stream, AsyncStream),
+                                 responses=(APIResponse, AsyncAPIResponse),
                                  provider="openai",
                                  helper_streams=_helper_streams())
 
