@@ -447,6 +447,8 @@ def test_input_guardrail_tripping_fails_the_run(instrumented: Any, exporter: Sna
     assert g.semantic_kind == "chain" and g.attributes["openinference.span.kind"] == "GUARDRAIL"
     assert g.attributes["langfuse.observation.type"] == "guardrail"
     assert g.attributes["otel_agents.guardrail.triggered"] is True and g.status == StatusCode.ERROR
+    # the SDK's word (GuardrailFunctionOutput.tripwire_triggered), in-band: no exception class of ours named
+    assert g.attributes["error.type"] == "tripwire_triggered" and not [e for e in g.events if e.name == "exception"]
     assert parent_of(g, exporter.spans).semantic_kind == "agent"
     _errored_up(exporter, "InputGuardrailTripwireTriggered")
     exporter.clear()

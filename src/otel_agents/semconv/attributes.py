@@ -92,6 +92,9 @@ NETWORK_TRANSPORT = "network.transport"
 # ``error.type`` of a tool call whose result says it failed, with no exception reaching us (in-band): an MCP
 # ``CallToolResult`` with ``isError``, a LangChain ``ToolMessage`` with ``status="error"``.
 TOOL_ERROR = "tool_error"
+# ``error.type`` when the instrumentation knows of no more specific value (OTel's semantic conventions, ``error.type``:
+# "A fallback error value to be used when the instrumentation doesn't define a custom value").
+ERROR_TYPE_OTHER = "_OTHER"
 MCP_TOOL_ERROR = TOOL_ERROR  # error.type of a CallToolResult with isError set
 
 # --- A2A (semantic-conventions-genai PR #195, pending: "a2a.client"/"a2a.server" spans) ---------

@@ -9,8 +9,8 @@ is current while Agno's code runs, and only then.
 
 Agno does not raise when a run fails: it returns a ``RunOutput`` whose
 ``status`` is ``error`` (or yields a ``RunError`` event). The span then ends
-with ERROR, with the exception a failed step raised (:func:`._context.last_error`)
-or :class:`AgnoRunFailed` carrying Agno's message.
+with ERROR, with the exception a failed step raised (:func:`._context.last_error`), or else in-band:
+``error.type`` ``_OTHER`` (OTel's fallback) and Agno's message as the description.
 """
 
 from __future__ import annotations
@@ -48,10 +48,6 @@ class _Awaited:
 
 
 _AWAITED: contextvars.ContextVar[_Awaited | None] = contextvars.ContextVar("otel_agents_agno_awaited", default=None)
-
-
-class AgnoRunFailed(Exception):
-    """Agno reported a run as failed (``RunStatus.error``) without raising; the message is Agno's."""
 
 
 class OpenSpans:
@@ -287,7 +283,10 @@ class RunHooks:
                 span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "cancelled")
             elif status == "error" or failed is not None:
                 message = failed or str(getattr(result, "content", "") or "")
-                span.record_error(cause or AgnoRunFailed(message), control_flow=cause is not None and stopped(cause))
+                if cause is not None:
+                    span.record_error(cause, control_flow=stopped(cause))
+                else:  # Agno's report, no exception: in-band, OTel's fallback error.type
+                    span.set_error(A.ERROR_TYPE_OTHER, message)
             elif status == "cancelled":  # (``cancel_run(run_id)``, or the task running it cancelled)
                 span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "cancelled")
                 span.set_stop_reason("cancelled")

@@ -10,22 +10,17 @@ streams the member's run) keeps its span open and current while Agno drains
 the generator: the member's ``agent`` span is a child of the delegation.
 
 Agno catches a tool's exception and hands the model its message
-(``FunctionExecutionResult(status="failure")``): the span ends with ERROR and
-:class:`AgnoToolFailed` carrying that message (Agno keeps no exception object).
+(``FunctionExecutionResult(status="failure")``): the span ends with ERROR, ``error.type`` ``tool_error`` and
+that message as its description (Agno keeps no exception object: an in-band failure, as an MCP tool's).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-
 from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, probes, wrap_stream
-from ...semconv import Kind
+from ...semconv import Kind, attributes as A
 from ._context import activate, in_context, parent, stopped, track_stream
-
-
-class AgnoToolFailed(Exception):
-    """Agno caught a tool's exception and kept only its message (``FunctionExecutionResult.error``)."""
 
 
 class ToolHooks:
@@ -45,7 +40,7 @@ class ToolHooks:
     def _finish(self, span: SemanticSpan, call: Any, outcome: Any, *, result: Any = None, end: bool = True) -> None:
         with guard("agno.tool.end"):
             if probes.attr(outcome, "status", "success") == "failure":
-                span.record_error(AgnoToolFailed(outcome.error or call.error or "tool failed"))
+                span.set_error(A.TOOL_ERROR, outcome.error or call.error or "tool failed")  # in-band: no exception
             elif span.records_content:
                 value = result if result is not None else probes.attr(outcome, "result")
                 if value is not None:

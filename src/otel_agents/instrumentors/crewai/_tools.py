@@ -57,10 +57,6 @@ from ._scope import arg
 from ._steps import Hooks, Step
 
 
-class ToolCallFailed(Exception):
-    """Stands for a tool failure CrewAI caught and reported to the model (recorded on the tool span)."""
-
-
 class _ToolCall:
     """The tool span open for one call, and who opened it (to keep CrewAI's retries inside it)."""
 
@@ -158,7 +154,7 @@ def install(hooks: Hooks) -> None:
 
         def finish(span: SemanticSpan, result: Any) -> None:
             if result is None:  # CrewAI returns None only when the function raised (and logs it)
-                span.record_error(ToolCallFailed(f"tool {name!r} raised; see CrewAI's log"))
+                span.set_error(A.TOOL_ERROR, f"tool {name!r} raised; see CrewAI's log")  # in-band: no exception
             else:
                 span.set_tool_result(result)
 
@@ -240,18 +236,17 @@ def _refused_call(hooks: Hooks, name: Any, arguments: Any, reason: str, message:
 
 
 def _record_failure(span: SemanticSpan, failure: Any) -> None:
-    """A CrewAI ``ToolFailure`` as the span's error; ``error.type`` is the exception class or the reason.
-    A failure whose reason says the tool never ran (usage limit, unknown tool, invalid input) is a refusal."""
+    """A CrewAI ``ToolFailure`` (caught by CrewAI, reported to the model: in-band) as the span's error; ``error.type``
+    is its code or reason, else ``tool_error``. A failure whose reason says the tool never ran (usage limit,
+    unknown tool, invalid input) is a refusal."""
     reason = getattr(failure, "reason", None)
     reason = getattr(reason, "value", reason)
     message = str(getattr(failure, "message", "") or "")
     if reason in _NOT_RUN:
         _refuse(span, str(reason), message)
         return
-    span.record_error(ToolCallFailed(message))
     code = getattr(failure, "code", None) or reason
-    if code:
-        span.set_attribute(A.ERROR_TYPE, str(code))
+    span.set_error(str(code) if code else A.TOOL_ERROR, message)
 
 
 def _find_tool(name: str, mapping: Any, tools: Any) -> Any:

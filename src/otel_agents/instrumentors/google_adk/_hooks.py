@@ -33,10 +33,6 @@ ADK_SCOPE = "gcp.vertex.agent"
 _WORKFLOW_AGENTS = ("SequentialAgent", "ParallelAgent", "LoopAgent")
 
 
-class ADKModelError(Exception):
-    """A model response ADK reports as failed (``error_code``/``error_message``) without raising."""
-
-
 def caller_context() -> Any:
     """The context to open a run's first span in: the current one, taken now (when the run starts), unless ADK's
     own invocation span is current; then that span's parent (the caller's span, or a new root), so our tree

@@ -52,8 +52,14 @@ _TRANSPARENT = ("task", "turn", "speech", "speech_group", "transcription")
 
 
 class SDKSpanError(Exception):
-    """A failure the Agents SDK recorded on one of its spans without an exception object
-    (``SpanError``: a message and data); ``error.type`` names this class."""
+    """A failure the Agents SDK recorded on one of its spans without an exception object (``SpanError``: a message
+    and data), or a guardrail's tripwire. Recorded in-band (``SemanticSpan.set_error``), never as an exception of
+    ours: ``error.type`` is ``error_type`` (``tool_error`` on a function span, ``tripwire_triggered``, the SDK's
+    name, on a guardrail's, else OTel's ``_OTHER``), the message the status description when content is on."""
+
+    def __init__(self, message: str, error_type: str = A.ERROR_TYPE_OTHER) -> None:
+        super().__init__(message)
+        self.error_type = error_type
 
 
 class AgentRec:
@@ -365,6 +371,8 @@ class OtelAgentsProcessor(TracingProcessor):
         if isinstance(unwinding, _ABANDON):
             sem.mark_abandoned()
             sem.record_error(unwinding, control_flow=True)
+        elif isinstance(error, SDKSpanError):
+            sem.set_error(error.error_type, str(error))
         elif error is not None:
             sem.record_error(error)
         elif unwinding is not None and not isinstance(unwinding, Exception):  # KeyboardInterrupt, SystemExit
@@ -538,7 +546,7 @@ class OtelAgentsProcessor(TracingProcessor):
             sem.set_attribute(A.OTEL_AGENTS_GUARDRAIL_TRIGGERED, triggered)
             if triggered and error is None:
                 error = exc if isinstance(exc, Exception) else SDKSpanError(
-                    f"guardrail {getattr(data, 'name', '')} tripwire triggered")
+                    f"guardrail {getattr(data, 'name', '')} tripwire triggered", "tripwire_triggered")
         elif stype == "custom" and sem.records_value:  # (in OTel GenAI alone: written nowhere)
             sem.set_input(getattr(data, "data", None) or None)
         self._end(sem, error, exc)
@@ -560,7 +568,8 @@ class OtelAgentsProcessor(TracingProcessor):
 
                 return MaxTurnsExceeded(f"Max turns ({data['max_turns']}) exceeded")
             detail = data.get("error")
-            return SDKSpanError(f"{message}: {detail}" if detail else str(message))
+            return SDKSpanError(f"{message}: {detail}" if detail else str(message),
+                                A.TOOL_ERROR if rec.kind == "function" else A.ERROR_TYPE_OTHER)
         return None
 
     def _agent_end(self, agent: AgentRec | None, error: BaseException | None, exc: BaseException | None,

@@ -12,7 +12,7 @@
 * ``agents.util._error_tracing.attach_error_to_span`` (private; every ``SpanError`` the SDK
   records goes through it, inside the ``except`` that caught the exception) hands us the
   exception object, so a tool error keeps its type. Missing in a future release: errors are
-  recorded from the ``SpanError`` text instead (``error.type`` = ``SDKSpanError``).
+  recorded from the ``SpanError`` text instead (``error.type`` ``tool_error`` on a tool span, else ``_OTHER``).
 * ``DefaultTraceProvider.set_disabled(True)`` logs once that no runs will be seen.
 * ``agents.run_internal.turn_resolution.check_for_final_output_from_tools`` (private; where the SDK applies an
   agent's ``tool_use_behavior``): a final output made from tool results, without asking the model again, is
