@@ -142,3 +142,24 @@ def test_every_attempt_failing_is_the_sdks_error_after_each_retried_one(openai_o
     assert span.status == StatusCode.ERROR and span.attributes["error.type"] == "openai.RateLimitError"
     assert [e["exception.type"] for e in _attempts(span)] == ["openai.RateLimitError"] * 3
     assert not [k for k in span.attributes if "token" in k], json.dumps(dict(span.attributes), default=str)
+
+
+def test_a_release_without_the_private_retry_hook_is_still_traced(provider: Any, exporter: SnapshotExporter,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """``_sleep_for_retry`` is private: a release that renames it loses the retry events only, said once; the
+    calls are traced as before (a missing private method used to fail the instrumentor's whole installation)."""
+    import openai._base_client as base_client
+    from otel_agents.instrumentors.openai import OpenAIInstrumentor
+
+    monkeypatch.delattr(base_client.SyncAPIClient, "_sleep_for_retry")
+    inst = OpenAIInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    try:
+        assert "SyncAPIClient._sleep_for_retry" in caplog.text, caplog.text
+        handler = Flaky(_openai_http(), [], chat_completion())
+        _run(CALLS["openai_chat"][2], _client("openai", handler, False, retries=0), False)
+        span = _one_span(exporter)
+        assert span.status == StatusCode.UNSET and span.attributes["gen_ai.usage.input_tokens"] == 11
+    finally:
+        inst.uninstrument()

@@ -58,8 +58,9 @@ from typing import Any, Callable, Iterable
 from opentelemetry import trace
 
 from .._spans import finalisers
-from .._spans import (ChatMessage, SemanticSpan, Telemetry, Usage, guard, probes, semantic_span_for,  # noqa: F401
-                      token_count, watch_stream)  # (token_count: the span layer's check, for the clients' modules)
+# (token_count: the span layer's check, for the clients' modules)
+from .._spans import (ChatMessage, SemanticSpan, Telemetry, Usage, guard, probes,  # noqa: F401
+                      report_internal_error, semantic_span_for, token_count, watch_stream)
 from .._spans.address import server_attributes
 from ..semconv import Kind
 from ._hierarchy import HierarchyPatch
@@ -335,11 +336,14 @@ class ClientHooks:
             HierarchyPatch(async_client, {"request": self._async_request}, site=f"{provider}.patch"),
             Patch(self.sync_stream, "close", self._sync_close),
             Patch(self.async_stream, "close", self._async_close),
-            Patch(sync_client, "_sleep_for_retry", self._retrying),
-            Patch(async_client, "_sleep_for_retry", self._retrying),
             Patch(responses[0], "close", self._sync_close),
             Patch(responses[1], "close", self._async_close),
         ]
+        for client in (sync_client, async_client):  # private: a release without it loses the retry events only
+            try:
+                self.patches.append(Patch(client, "_sleep_for_retry", self._retrying))
+            except KeyError as exc:
+                report_internal_error(f"{provider}.patch.{client.__name__}._sleep_for_retry", exc)
         self.patches += [Patch(cls, "close", self._sync_close_helper) for cls in helper_streams[0]]
         self.patches += [Patch(cls, "close", self._async_close_helper) for cls in helper_streams[1]]
 
