@@ -163,9 +163,9 @@ def response_outcome(response: Any, content: bool = True) -> Outcome:
 
 def api_error(error: Any) -> tuple[str, str | None]:
     """``(error.type, message)`` of an API-reported error (a failed response's ``error``, an ``error`` event):
-    its ``code``, ``"error"`` when it has none."""
+    its ``code``, OTel's fallback ``_OTHER`` when it has none."""
     code = field_of(error, "code")
-    return (code if isinstance(code, str) and code else "error"), field_of(error, "message")
+    return (code if isinstance(code, str) and code else A.ERROR_TYPE_OTHER), field_of(error, "message")
 
 
 class ResponseStreamAccumulator(Accumulator):
