@@ -51,6 +51,8 @@ def is_rejected_output(exc: BaseException) -> bool:
     """Whether ``exc`` is ``run_stream()``'s ``UnexpectedModelBehavior`` for a final output PydanticAI rejected
     (raised from the rejection: "retries are not supported in run_stream()"), which it cannot ask again for."""
     return isinstance(exc, UnexpectedModelBehavior) and isinstance(exc.__cause__, _REJECTIONS)
+
+
 REJECTED_OUTPUT = "validate_output"
 """The name of the failed ``chain`` step a rejected output gets (then the model is asked again)."""
 
