@@ -33,7 +33,8 @@ What you get
   ``gen_ai.conversation.id`` and ``user.id`` from ``session_id``/``user_id``
   (argument or agent attribute), on the run span and every span under it.
   A run Agno reports as failed (it returns ``status=error`` rather than
-  raising) ends with ERROR and the exception the failed step raised; a paused
+  raising) ends with ERROR and the exception the failed step raised (none raised: ``error.type``
+  ``_OTHER``, OTel's fallback, and Agno's message); a paused
   run (human in the loop) is marked ``otel_agents.run.paused``, and its
   ``continue_run``/``acontinue_run`` (``Agent``'s, ``Team``'s, ``Workflow``'s) is a
   run of its own (what it runs under it: the confirmed tool calls and model
@@ -93,7 +94,8 @@ What you get
   (for a stream: while each step of it runs), which the client instrumentor
   enriches with the response id instead of opening a second span.
 * Each tool call → ``execute_tool {tool}`` (``tool``): name, call id,
-  description, arguments, result; a tool that raised ends with ERROR.
+  description, arguments, result; a tool that raised ends with ERROR, ``error.type`` ``tool_error``
+  (Agno keeps its message, not the exception).
   Memory and storage calls make no span.
 * Each knowledge search (``Knowledge.search``/``asearch``, e.g. through the
   agent's ``search_knowledge_base`` tool) → ``retrieval {knowledge}``

@@ -33,7 +33,8 @@ every ``BaseLLM.call`` / ``acall``     ``model`` ``chat {model}`` — messages a
                                        response id
 every tool call                        ``tool`` ``execute_tool {tool}`` — arguments, result,
                                        ``otel_agents.tool.cached`` for cache hits; ERROR when
-                                       CrewAI caught a failure
+                                       CrewAI caught a failure (``error.type`` its code, else
+                                       ``tool_error``)
 a tool call CrewAI refused (the tool   ``tool``, ERROR, ``otel_agents.tool.denied``,
 did not run)                           ``error.type`` = CrewAI's reason: ``repeated_call``
                                        (the same input twice in a row), ``usage_limit``,

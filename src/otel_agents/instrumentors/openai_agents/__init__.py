@@ -56,8 +56,8 @@ Every entry point — ``Runner.run``, ``run_sync``, ``run_streamed`` — gives t
   abandoned when its run was cancelled or left). An agent used as a tool (``agent.as_tool``) is its tool
   span with the inner agent's span under it.
 * input/output guardrails: a ``chain`` span ``guardrail {name}`` (OpenInference ``GUARDRAIL``,
-  Langfuse ``guardrail``) with ``otel_agents.guardrail.triggered``; a tripped one is ERROR, and so
-  are the agent and the run it stopped.
+  Langfuse ``guardrail``) with ``otel_agents.guardrail.triggered``; a tripped one is ERROR (``error.type``
+  ``tripwire_triggered``, the SDK's word), and so are the agent and the run it stopped (the SDK's exception).
 * a tool call the SDK stops for a human's approval (the run returns with ``interruptions``): a function, shell or
   apply_patch tool's ``needs_approval`` (custom tools' too) — its tool span and its agent's are marked
   ``otel_agents.run.paused``, with no result — or a hosted MCP server's ``mcp_approval_request`` with no
