@@ -244,3 +244,45 @@ def test_import_loads_only_what_is_used() -> None:
         otel_agents.instrumentors_of  # noqa: B018
     with pytest.raises(AttributeError, match="'otel_agents.exporters' has no attribute 'presetz'"):
         otel_agents.exporters.presetz  # noqa: B018
+
+
+def test_a_framework_release_that_moved_what_we_hook_never_breaks_instrument(monkeypatch, caplog) -> None:
+    """A smolagents release inside our range that dropped a name our wiring imports (``ActionOutput``): the
+    instrumentor's ``instrument()`` raised that ImportError into the application when smolagents was already
+    imported (and under ``opentelemetry-instrument``, whose loader re-raises, no instrumentor after ours was
+    loaded); ``otel_agents.instrument()`` then reported smolagents instrumented. Now: one WARNING, smolagents
+    runs untraced, the status says why, and a later call, once it can, instruments it."""
+    import smolagents.agents
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from otel_agents.instrumentors import _base
+    from otel_agents.instrumentors.smolagents import SmolagentsInstrumentor
+
+    monkeypatch.setattr(_base, "_failed", set(), raising=False)
+    monkeypatch.delattr(smolagents.agents, "ActionOutput")
+    monkeypatch.delitem(sys.modules, "otel_agents.instrumentors.smolagents._wiring", raising=False)
+    run = smolagents.agents.MultiStepAgent.run
+    inst = SmolagentsInstrumentor()
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        try:
+            inst.instrument(tracer_provider=TracerProvider())
+            assert isinstance(inst.install_error, ImportError) and "ActionOutput" in str(inst.install_error)
+            assert smolagents.agents.MultiStepAgent.run is run  # nothing of ours left on
+        finally:
+            inst.uninstrument()
+        try:
+            assert otel_agents.instrument(frameworks=["smolagents"]) == []
+            status = otel_agents.instrumentation_status()["smolagents"]
+            assert not status.instrumented and status.reason.startswith("failed: ImportError(") \
+                and "ActionOutput" in status.reason
+        finally:
+            otel_agents.uninstrument()
+    said = [r.getMessage() for r in caplog.records if "could not instrument smolagents" in r.getMessage()]
+    assert len(said) == 1 and "runs untraced" in said[0], said
+    monkeypatch.undo()  # the release that has the name again
+    try:
+        assert otel_agents.instrument(frameworks=["smolagents"]) == ["smolagents"]
+        assert smolagents.agents.MultiStepAgent.run is not run
+    finally:
+        otel_agents.uninstrument()
+    assert smolagents.agents.MultiStepAgent.run is run

@@ -175,6 +175,13 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
             if not inst.is_instrumented_by_opentelemetry:
                 inst.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider,
                                 capture_content=capture_content, vocabularies=vocab, skip_dep_check=True)
+            if inst.install_error is not None:  # logged by the instrumentor; nothing of ours is on
+                failure = inst.install_error
+                inst.uninstrument()  # BaseInstrumentor marked it instrumented: a later call tries again
+                _active.pop(name, None)
+                _active_args.pop(name, None)
+                _status[name] = FrameworkStatus(name, version, fw.supported, False, f"failed: {failure!r}")
+                continue
             _active[name] = inst
             _active_args[name] = wanted
             _status[name] = FrameworkStatus(name, version, fw.supported, True)
@@ -206,7 +213,10 @@ def instrumentation_status() -> dict[str, FrameworkStatus]:
     """
     out = {}
     for name, fw in FRAMEWORKS.items():
-        if name in _status:
+        failure = _active[name].install_error if name in _active else None
+        if failure is not None:  # installed when the application imported the framework, and that failed
+            out[name] = FrameworkStatus(name, _status[name].installed_version, fw.supported, False, f"failed: {failure!r}")
+        elif name in _status:
             out[name] = _status[name]
         else:
             version = _installed_version(fw)

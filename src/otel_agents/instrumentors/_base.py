@@ -26,6 +26,7 @@ from ._frameworks import FRAMEWORKS
 
 logger = logging.getLogger("otel_agents")
 _warned: set[str] = set()
+_failed: set[str] = set()  # frameworks whose install failure was logged (once each)
 
 
 class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
@@ -42,6 +43,10 @@ class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     _installed: bool = False
     _generation: int = 0
     _installation: Any = None  # the default _install's ``_wiring.Installation``
+    install_error: Exception | None = None
+    """What installing our wrappers last raised (a framework release that moved what ``_wiring`` imports), else
+    ``None``: logged once as a WARNING, the framework then runs untraced; :func:`otel_agents.instrument` and
+    :func:`otel_agents.instrumentation_status` report it as ``failed: …``."""
 
     def instrumentation_dependencies(self) -> Collection[str]:
         """The supported framework versions, one pip requirement (``FRAMEWORKS[framework].requirement``, e.g.
@@ -72,8 +77,7 @@ class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         self._generation += 1
         module = FRAMEWORKS[self.framework].import_name
         if module in sys.modules:
-            self._install(telemetry)
-            self._installed = True
+            self._install_or_report(telemetry)
             return
         # Not imported yet: install when the application imports it, so instrumenting never pays
         # for importing a framework the application does not use (CrewAI alone takes seconds).
@@ -82,11 +86,27 @@ class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         def install_on_import(_module: Any) -> None:
             if self._generation != generation or self._installed:
                 return  # uninstrumented (or re-instrumented) before the framework was imported
-            with guard(f"{self.framework}.install_on_import"):
-                self._install(telemetry)
-                self._installed = True
+            self._install_or_report(telemetry)
 
         wrapt.register_post_import_hook(install_on_import, module)
+
+    def _install_or_report(self, telemetry: Telemetry) -> None:
+        """Install, or log why not: never raise into the application (``instrument()`` at its start-up, or
+        its ``import`` of the framework), and never stop ``opentelemetry-instrument`` loading the instrumentors
+        after ours (its loader re-raises an instrumentor's exception and loads none of the rest)."""
+        self.install_error = None
+        try:
+            self._install(telemetry)
+        except Exception as exc:  # noqa: BLE001 - the framework runs untraced, the application runs
+            self.install_error = exc
+            if self.framework not in _failed:
+                _failed.add(self.framework)
+                logger.warning("otel_agents: could not instrument %s (it runs untraced): %r", self.framework, exc,
+                               exc_info=exc)
+            with guard(f"{self.framework}.install"):
+                self._remove()  # what a partial install put on, if it got as far as keeping it
+            return
+        self._installed = True
 
     def _uninstrument(self, **kwargs: Any) -> None:
         self._generation += 1  # cancels a pending install-on-import
