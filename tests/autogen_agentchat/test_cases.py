@@ -398,7 +398,7 @@ def test_cancellation_ends_every_span_as_control_flow(instrumented: Any, exporte
                                                       envelopes: list) -> None:
     """A CancellationToken cancelled mid-request: every open span (team, agent, model) ends as control flow
     (``otel_agents.control_flow`` CancelledError, status unset, no error.type), the agent's stop reason
-    ``cancelled``, none abandoned, nothing current; the envelope has that stop reason and no error line."""
+    ``cancelled`` and the team's, none abandoned, nothing current; the envelope has that stop reason and no error line."""
     slow = ScriptedClient(tool_then_answer("lookup_order", {}), delay=5.0)
     team = RoundRobinGroupChat([agent_with_tool(client=slow)], termination_condition=MaxMessageTermination(3))
 
@@ -418,6 +418,8 @@ def test_cancellation_ends_every_span_as_control_flow(instrumented: Any, exporte
         assert s.attributes["otel_agents.control_flow"] == "asyncio.exceptions.CancelledError", s.name
         assert "otel_agents.stream.abandoned" not in s.attributes
     assert one(spans, "invoke_agent support").attributes["otel_agents.run.stop_reason"] == "cancelled"
+    (team_span,) = [s for s in spans if s.semantic_kind == "chain"]  # the team's run was stopped, as its agent's
+    assert team_span.attributes["otel_agents.run.stop_reason"] == "cancelled", tree(spans)
     (env,) = envelopes
     assert env["metrics"]["stop_reason"] == "cancelled" and env["metrics"]["errors"] == 0, env["metrics"]
     assert env["public_output"] is None

@@ -815,9 +815,9 @@ class ContractSuite:
                                           outcome: tuple[str, Any]) -> None:
         """X-11's one rule, the same in every framework: a cancellation is control flow, not an error. No span
         is ERROR or has an ``error.type`` for it; a span it ended has ``otel_agents.control_flow`` =
-        ``asyncio.exceptions.CancelledError``; a run it stopped says so on its outermost agent span
-        (``otel_agents.run.stop_reason`` ``cancelled`` and the control flow), which the fold makes the
-        envelope's ``stop_reason``."""
+        ``asyncio.exceptions.CancelledError``; a run it stopped says so on its outermost agent span and on a
+        workflow around it (``otel_agents.run.stop_reason`` ``cancelled`` and the control flow), which the fold
+        makes the envelope's ``stop_reason``."""
         cancelled = "asyncio.exceptions.CancelledError"
         spans = exporter.semantic()
         for s in spans:
@@ -841,6 +841,8 @@ class ContractSuite:
             parent = by_id.get(agent.parent_id)
             while parent is not None:  # a workflow around the agent was stopped too, not failed
                 assert parent.attributes.get("otel_agents.control_flow") == cancelled, tree(spans)
+                if parent.attributes.get("gen_ai.operation.name") == "invoke_workflow":  # a run too (a crew)
+                    assert parent.attributes.get("otel_agents.run.stop_reason") == "cancelled", tree(spans)
                 parent = by_id.get(parent.parent_id)
 
     @pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from opentelemetry.trace import Status, StatusCode
 
 from ..semconv import Kind, attributes as A
+from ..semconv.mapping import OP_INVOKE_WORKFLOW
 from . import pipeline, probes
 from .guard import guard, report_internal_error
 
@@ -44,6 +45,7 @@ class OutcomeSetters:
         _attempt: BaseException | None  # the last failed attempt, pending or answered; unset until one, None once ended
         _usage: Any
         kind: Kind
+        _kind_attrs: Mapping[str, str]
 
         def set_attribute(self, key: str, value: Any) -> None: ...
         def _withdraw_usage(self) -> None: ...
@@ -55,8 +57,8 @@ class OutcomeSetters:
         An error sets status ERROR, ``error.type`` (the exception's qualified class
         name) and an ``exception`` event (its message only when content is on).
         A ``control_flow`` signal (a framework's interrupt, cancellation-as-flow)
-        is not an error: it only sets ``otel_agents.control_flow``. An agent span
-        ended by ``asyncio.CancelledError``, ``KeyboardInterrupt`` or ``SystemExit`` (the program stopped
+        is not an error: it only sets ``otel_agents.control_flow``. A run's span (an agent span, or an
+        ``invoke_workflow`` chain: a team, a crew, a workflow) ended by ``asyncio.CancelledError``, ``KeyboardInterrupt`` or ``SystemExit`` (the program stopped
         the run: Ctrl-C, ``sys.exit()`` in a tool) also gets the stop reason ``cancelled``. After
         :meth:`set_error` (an in-band failure, e.g. MCP ``isError``), the exception a
         framework made of that failure adds its event only: the in-band ``error.type``
@@ -74,8 +76,9 @@ class OutcomeSetters:
         with guard("span.record_error"):
             etype = type(exc)
             qual = _qualified(etype)
-            if isinstance(exc, _STOPPED) and self.kind is Kind.AGENT:
-                self.set_stop_reason("cancelled")
+            if isinstance(exc, _STOPPED) and (self.kind is Kind.AGENT or (
+                    self.kind is Kind.CHAIN and self._kind_attrs.get(A.GEN_AI_OPERATION_NAME) == OP_INVOKE_WORKFLOW)):
+                self.set_stop_reason("cancelled")  # a run's span: an agent's, or a workflow's (team, crew)
             self._recorded = exc
             if not control_flow and not self._in_band:
                 self._error_type = qual  # for the duration metric, even when the span is sampled out
@@ -202,8 +205,8 @@ class OutcomeSetters:
         self.set_error(reason, message)
 
     def set_stop_reason(self, reason: str) -> None:
-        """Mark the run this agent span stands for as ended other than by its agent answering:
-        ``otel_agents.run.stop_reason`` = ``reason``, one of :data:`~otel_agents.semconv.attributes.STOP_REASONS`
+        """Mark the run this span stands for (an agent span, or an ``invoke_workflow`` chain) as ended other than
+        by its agent answering: ``otel_agents.run.stop_reason`` = ``reason``, one of :data:`~otel_agents.semconv.attributes.STOP_REASONS`
         (``max_turns``, ``budget``, ``termination``, ``guardrail``, ``cancelled``). The ECP fold reports it
         as the envelope's ``metrics.stop_reason`` and a ``stopped`` evidence line. An unknown value is a bug
         of ours: logged once, not written."""

@@ -98,8 +98,8 @@ finish the run (AutoGen's own ``finally``): the agents' remaining turns nest und
 team span, which ends after them, abandoned, with the team's last message as its output
 and its stop reason once the manager signalled the end. A ``CancellationToken`` cancellation ends every open span
 as control flow, as in every framework: ``otel_agents.control_flow`` ``asyncio.exceptions.CancelledError``, no
-``error.type``, status unset (not abandoned); a cancelled agent span has ``otel_agents.run.stop_reason``
-``cancelled``. (AutoGen 0.7.5 itself hangs
+``error.type``, status unset (not abandoned); a cancelled agent span, and the span of a team it
+stopped, have ``otel_agents.run.stop_reason`` ``cancelled``. (AutoGen 0.7.5 itself hangs
 when the token is cancelled while a tool runs: see ``docs/support-matrix.md``.) Our spans are current only
 while AutoGen's code runs a step, never between the items a caller receives from
 ``run_stream``.
