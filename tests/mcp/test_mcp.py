@@ -1014,3 +1014,35 @@ async def test_jsonrpc_request_id_is_the_wire_id_on_both_sides_or_absent(instrum
         assert ids == (None, None)
     else:
         assert ids[0] is not None and ids[0] == ids[1]
+
+
+@pytest.mark.parametrize("mode", IN_PROCESS_MODES)
+async def test_a_bare_call_is_one_trace_with_the_tools_list_the_sdk_sends_after_it(instrument, exporter,
+                                                                                    mode: str) -> None:
+    """``session.call_tool`` with no span current, of a tool whose output schema the session has not listed yet:
+    the SDK sends ``tools/list`` after the ``tools/call`` to validate the result. Our tool span covered the
+    ``tools/call`` request only, so that ``tools/list`` (client and server spans) was the root of a second trace;
+    now the tool span is the whole ``call_tool`` and the listing nests under it, one trace. A second call (the
+    schema known) sends no listing."""
+    server = server_class()("orders", log_level="WARNING")
+
+    @server.tool()
+    def lookup_order(order_id: str) -> dict[str, str]:
+        """Look an order up."""
+        return {"order_id": order_id, "status": "shipped"}
+
+    instrument()
+    async with in_process_client(server, mode) as session:
+        assert not is_error(await session.call_tool("lookup_order", {"order_id": "B200"}))
+        assert not is_error(await session.call_tool("lookup_order", {"order_id": "B201"}))
+    spans = exporter.spans
+    calls = [s for s in spans if s.name == "execute_tool lookup_order" and s.kind == "CLIENT"]
+    assert len(calls) == 2, [(s.name, s.kind) for s in spans]
+    first, second = calls
+    listing = [s for s in spans if s.name == "tools/list" and s.kind == "CLIENT"]
+    assert len(listing) == 1, [(s.name, s.kind) for s in spans]
+    assert listing[0].parent_id == first.span_id and listing[0].trace_id == first.trace_id
+    assert {s.trace_id for s in spans if s.trace_id != second.trace_id} == {first.trace_id}, \
+        [(s.name, s.kind, s.trace_id) for s in spans]
+    assert first.attributes["mcp.method.name"] == "tools/call" and first.status == StatusCode.UNSET
+    assert second.parent_id is None and first.parent_id is None

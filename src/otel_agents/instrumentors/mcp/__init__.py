@@ -35,7 +35,9 @@ tool span as the one tool span of the call):
   after the tool (a toolset prefix and separator, as ``support_lookup_order``, matches; a tool
   ``reorder`` calling the MCP tool ``order`` does not). Made bare, the
   call is our own ``execute_tool {name}`` tool span (OTel ``SpanKind.CLIENT``) with the same
-  attributes, the arguments and the result.
+  attributes, the arguments and the result, around the whole ``ClientSession.call_tool``: the
+  ``tools/list`` the SDK sends to validate the first result of a tool it has not listed nests
+  under it (one trace), and a result the SDK rejects against the tool's output schema fails it.
 * ``tools/list``, ``resources/list``, ``resources/templates/list``, ``resources/read``,
   ``prompts/list``, ``prompts/get`` are plain client spans named ``{mcp.method.name}
   [{target}]`` (target: the prompt name; never the resource URI, which is recorded as

@@ -1,4 +1,5 @@
-"""Client side: one wrapper on the SDK's ``send_request``, for ``ClientSession`` requests.
+"""Client side: one wrapper on the SDK's ``send_request``, for ``ClientSession`` requests, and one on
+``ClientSession.call_tool``, whose bare calls get their tool span there (:meth:`ClientSide.call_tool`).
 
 Every request a ``ClientSession`` sends (``call_tool``, ``list_tools``, ``read_resource``,
 ``get_prompt``…, and any request sent with ``send_request`` directly) goes through
@@ -95,6 +96,35 @@ class ClientSide:
             self._succeeded(instance, span, result)
         if owned:
             span.end()
+        return result
+
+    async def call_tool(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``ClientSession.call_tool(name, arguments, ...)`` called bare (no framework tool span of that name
+        current): our ``tool`` span around the whole call, which ``send_request`` then fills as it fills a
+        framework's. The call is more than its ``tools/call`` request: the SDK validates the result against the
+        tool's output schema, sending ``tools/list`` first when it has not listed the tool yet (that listing nests
+        under the call instead of starting a trace of its own), and a result that fails the schema raises from
+        the call (the span fails with it)."""
+        span = None
+        if instrumentation_enabled() and isinstance(instance, self.client_session_cls):
+            with guard("mcp.client.call_tool"):
+                name = args[0] if args else kwargs.get("name")
+                if isinstance(name, str) and self._enrichable(name) is None:
+                    arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
+                    span = self.telemetry.start_span(Kind.TOOL, name, span_kind=SpanKind.CLIENT)
+                    span.set_tool(name, arguments=arguments)
+        if span is None:
+            return await wrapped(*args, **kwargs)
+        token = otel_context.attach(trace.set_span_in_context(span.span))
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            span.end(error=exc if not _is_mcp_error(exc) else None)  # an MCP error: send_request set its code
+            raise
+        finally:
+            otel_context.detach(token)
+            self.enriched.discard(span)  # ours, ended here: nothing to hold (send_request noted it enriched)
+        span.end()
         return result
 
     def sdk_injection(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:

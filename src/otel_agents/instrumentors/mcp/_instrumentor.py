@@ -47,6 +47,8 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
         except Exception:
             self._remove()
             raise
+        with guard("mcp.install.call_tool"):  # optional: without it a bare call's span is its tools/call request
+            self._patches.append(Patch(ClientSession, "call_tool", client.call_tool))
         with guard("mcp.install.streamable_http"):  # optional: only mcp.session.id on the client needs it
             from mcp.client.streamable_http import StreamableHTTPTransport
 
