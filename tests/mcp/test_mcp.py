@@ -1046,3 +1046,29 @@ async def test_a_bare_call_is_one_trace_with_the_tools_list_the_sdk_sends_after_
         [(s.name, s.kind, s.trace_id) for s in spans]
     assert first.attributes["mcp.method.name"] == "tools/call" and first.status == StatusCode.UNSET
     assert second.parent_id is None and first.parent_id is None
+
+
+@pytest.mark.parametrize("mode", IN_PROCESS_MODES)
+async def test_a_bare_call_whose_result_the_sdk_rejects_fails_its_tool_span(instrument, exporter, mode: str) -> None:
+    """The SDK checks a tool's structured result against the output schema the server listed and raises
+    ``RuntimeError`` from ``call_tool`` when it does not conform (here a schema the session cached that the server's
+    result no longer meets, as after a server changed its tool). The bare call's tool span said OK: it ended with
+    the ``tools/call`` request. Now it fails with the call."""
+    server = server_class()("orders", log_level="WARNING")
+
+    @server.tool()
+    def lookup_order(order_id: str) -> dict[str, str]:
+        """Look an order up."""
+        return {"order_id": order_id}
+
+    instrument()
+    async with in_process_client(server, mode) as session:
+        assert not is_error(await session.call_tool("lookup_order", {"order_id": "B200"}))
+        client_session = session.session if MCP2 else session
+        client_session._tool_output_schemas["lookup_order"] = {"type": "object", "required": ["status"]}
+        getattr(client_session, "_tool_output_validators", {}).clear()  # 2.x: compiled from the cached schemas
+        with pytest.raises(RuntimeError):
+            await session.call_tool("lookup_order", {"order_id": "B201"})
+    first, second = [s for s in exporter.spans if s.name == "execute_tool lookup_order" and s.kind == "CLIENT"]
+    assert first.status == StatusCode.UNSET
+    assert second.status == StatusCode.ERROR and second.attributes["error.type"] == "RuntimeError", second.attributes
