@@ -6,15 +6,23 @@ the handoff tools (``transfer_to_…``, which record the target agent as
 a tool: its run nests under the tool span) — whether it is called from a workbench or
 directly. A tool that raises ends with ERROR (the agent then reports the error to the
 model as a ``FunctionExecutionResult`` with ``is_error``, and goes on).
+
+A call ``AssistantAgent._execute_tool_call`` answers without running a tool — arguments that are not JSON, a name
+no workbench or handoff has — is a zero-length refused tool span (``otel_agents.tool.denied``, ``error.type``
+``validation_error`` / ``unknown_tool``) with AutoGen's error result as its result: its two error results that
+reach no tool (the second recognised by AutoGen's own text for it; were that text to change, the call only loses
+its span).
 """
 
 from __future__ import annotations
 
 import contextvars
 import functools
+import json
 from typing import Any, Callable
 
 from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled
+from ..._spans.messages import json_arguments
 from ...semconv import Kind
 from ...semconv import attributes as A
 from ._context import context_of, current_owner
@@ -61,6 +69,30 @@ class ToolHooks:
         if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs), self._finish)
+
+    def execute_tool_call(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``AssistantAgent._execute_tool_call`` (a coroutine function answering ``(call, result)``): the calls it
+        answers itself, running no tool, as refused tool spans under the current span (the agent's)."""
+        if not instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        return self._refusals(wrapped(*args, **kwargs))
+
+    async def _refusals(self, pending: Any) -> Any:
+        outcome = await pending
+        with guard("autogen.tool.refused"):
+            call, result = outcome
+            if getattr(result, "is_error", False):
+                name, raw = call.name, call.arguments
+                try:
+                    json.loads(raw)
+                    reason = A.UNKNOWN_TOOL if result.content == f"Error: tool '{name}' not found in any workbench" \
+                        else None
+                except ValueError:
+                    reason = A.INVALID_TOOL_ARGUMENTS
+                if reason is not None:
+                    self.telemetry.refused_tool_call(name, reason, call_id=call.id, arguments=json_arguments(raw),
+                                                     result=result.content)
+        return outcome
 
 
 def _handoff_target(tool_name: str) -> str | None:
