@@ -964,3 +964,49 @@ def test_a_steps_output_is_not_built_where_it_is_written_nowhere(instrument: Any
     flow().run("Where is A100?")
     step = next(s for s in exporter.semantic() if s.name == "lookup")
     assert "output.value" in step.attributes and len(converted) == 5
+
+
+class _RawArguments(ScriptedModel):
+    """A :class:`ScriptedModel` whose tool-call arguments given as a string are sent as they are (not JSON)."""
+
+    def _calls(self, reply: Reply) -> list[dict]:
+        return [{"id": f"call_{self.requests}_{i}", "type": "function",
+                 "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+                for i, (name, args) in enumerate(reply.tool_calls)]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("name, arguments, reason, recorded", [
+    ("lokup", {"order_id": "A100"}, "unknown_tool", {"order_id": "A100"}),
+    ("lookup_order", "{not json", "validation_error", "{not json")], ids=["unknown-tool", "not-json"])
+def test_a_call_agno_answers_without_running_a_tool_is_a_refused_tool_span(
+        name: str, arguments: Any, reason: str, recorded: Any, stream: bool, instrumented: Any,
+        exporter: SnapshotExporter, envelopes: list) -> None:
+    """The model calls a tool the agent lacks, or ``lookup_order`` with arguments that are not JSON: Agno answers
+    the model with an error tool message and runs nothing (``FunctionCall.execute`` is never reached). It is a
+    refused tool span under the agent, between the two model spans: ERROR, ``error.type`` ``reason``,
+    ``otel_agents.tool.denied``, the call's id and arguments, Agno's answer as the result, zero length; the
+    envelope lists the call as failed. Ground truth: the tool message the model was sent."""
+    results: list = []
+
+    def script(messages: list) -> Reply:
+        results[:] = tool_results(messages)
+        return Reply(text="noted") if results else Reply(tool_calls=[(name, arguments)])
+
+    agent = support_agent()
+    agent.model = _RawArguments(script=script)
+    run = agent.run("go", stream=stream)
+    if stream:
+        list(run)
+    [told] = results
+    spans = exporter.semantic()
+    [refused] = exporter.semantic("tool")
+    assert refused.name == f"execute_tool {name}" and refused.attributes["gen_ai.tool.call.id"] == told.tool_call_id
+    assert refused.status.name == "ERROR" and refused.attributes["error.type"] == reason, refused.attributes
+    assert refused.attributes["otel_agents.tool.denied"] is True
+    assert refused.json_attr("gen_ai.tool.call.arguments") == recorded
+    assert refused.attributes["gen_ai.tool.call.result"] == told.content == refused.status_description
+    assert refused.start_time == refused.end_time
+    assert parent_of(refused, spans).name == "invoke_agent Support", tree(spans)
+    [env] = check(envelopes)
+    assert [(c["id"], c["status"]) for c in env["tool_calls"]] == [(told.tool_call_id, "error")]

@@ -694,3 +694,89 @@ def test_gen_ai_alone_a_task_of_messages_is_the_agent_input_messages(instrument:
                      for m in task]
     first_model = min(exporter.semantic("model"), key=lambda s: s.start_time)
     assert json.loads(first_model.attributes["gen_ai.input.messages"]) == given
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("name, arguments, reason, recorded", [
+    ("lokup", '{"order_id": "A100"}', "unknown_tool", {"order_id": "A100"}),
+    ("lookup_order", "{not json", "validation_error", "{not json")], ids=["unknown-tool", "not-json"])
+def test_a_call_autogen_answers_without_running_a_tool_is_a_refused_tool_span(
+        name: str, arguments: str, reason: str, recorded: Any, parallel: bool, instrumented: Any,
+        exporter: SnapshotExporter, envelopes: list) -> None:
+    """The model calls a tool no workbench has, or ``lookup_order`` with arguments that are not JSON (alone, or
+    next to a good call): ``AssistantAgent`` answers it with an error ``FunctionExecutionResult`` and runs no
+    tool. It is a refused tool span under the agent: ERROR, ``error.type`` ``reason``, ``otel_agents.tool.denied``,
+    its id and arguments, AutoGen's error as the result, zero length; the envelope lists it as failed (and the good
+    call as ok). Ground truth: the ``ToolCallExecutionEvent``."""
+    from autogen_core import FunctionCall
+    from autogen_core.models import CreateResult, RequestUsage
+
+    asked = [FunctionCall(id="c1", name=name, arguments=arguments)]
+    if parallel:
+        asked.append(FunctionCall(id="c2", name="lookup_order", arguments='{"order_id": "B200"}'))
+    first = CreateResult(finish_reason="function_calls", cached=False, usage=RequestUsage(11, 3), content=asked)
+    result = asyncio.run(agent_with_tool(client=replay(first, text("sorry"))).run(task="Where is A100?"))
+    [told] = [r for m in result.messages if type(m).__name__ == "ToolCallExecutionEvent" for r in m.content
+              if r.call_id == "c1"]
+    assert told.is_error
+    spans = exporter.semantic()
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in exporter.semantic("tool")}
+    assert sorted(tools) == (["c1", "c2"] if parallel else ["c1"]), tree(spans)
+    refused = tools["c1"]
+    assert refused.name == f"execute_tool {name}" and parent_of(refused, spans).name == "invoke_agent support"
+    assert refused.status.name == "ERROR" and refused.attributes["error.type"] == reason, refused.attributes
+    assert refused.attributes["otel_agents.tool.denied"] is True
+    assert refused.json_attr("gen_ai.tool.call.arguments") == recorded
+    assert refused.attributes["gen_ai.tool.call.result"] == told.content == refused.status_description
+    assert refused.start_time == refused.end_time
+    [env] = envelopes
+    assert sorted((c["id"], c["status"]) for c in env["tool_calls"]) == [("c1", "error")] + \
+        ([("c2", "ok")] if parallel else [])
+
+
+def test_arguments_the_tool_rejects_before_it_runs_are_a_refused_call(instrumented: Any, exporter: SnapshotExporter,
+                                                                     envelopes: list) -> None:
+    """``lookup_order`` called without its ``order_id``: ``run_json`` fails validating the arguments against the
+    tool's ``args_type`` and the function never runs; the workbench answers the model with the error. The tool span
+    is a refused call: ERROR, ``error.type`` ``validation_error`` (not pydantic's class, kept as its ``exception``
+    event), ``otel_agents.tool.denied``, the workbench's answer as result and description. A tool that raises a
+    ``ValidationError`` of its own stays an ordinary failure (test below)."""
+    ran: list = []
+
+    def lookup(order_id: str) -> str:
+        """Look up an order."""
+        ran.append(order_id)
+        return "shipped"
+
+    agent = AssistantAgent("support", model_client=replay(call("lookup", {"zzz": 1}), text("sorry")), tools=[lookup],
+                           reflect_on_tool_use=True)
+    result = asyncio.run(agent.run(task="Where is A100?"))
+    [told] = [r for m in result.messages if type(m).__name__ == "ToolCallExecutionEvent" for r in m.content]
+    assert told.is_error and ran == []
+    [tool] = exporter.semantic("tool")
+    assert tool.status.name == "ERROR" and tool.attributes["error.type"] == "validation_error", tool.attributes
+    assert tool.attributes["otel_agents.tool.denied"] is True
+    assert [e[1]["exception.type"] for e in tool.events] == ["pydantic_core._pydantic_core.ValidationError"]
+    assert tool.attributes["gen_ai.tool.call.result"] == told.content == tool.status_description
+    [env] = envelopes
+    assert [(c["id"], c["status"]) for c in env["tool_calls"]] == [("call-1", "error")]
+
+
+def test_a_tool_raising_its_own_validation_error_is_a_failed_call(instrumented: Any,
+                                                                  exporter: SnapshotExporter) -> None:
+    """A tool whose body raises a pydantic ``ValidationError`` of another model ran: an ordinary failed call."""
+    from pydantic import BaseModel
+
+    class Order(BaseModel):
+        order_id: int
+
+    def lookup(order_id: str) -> str:
+        """Look up an order."""
+        return str(Order(order_id=order_id))
+
+    agent = AssistantAgent("support", model_client=replay(call("lookup", {"order_id": "A1"}), text("sorry")),
+                           tools=[lookup], reflect_on_tool_use=True)
+    asyncio.run(agent.run(task="Where is A1?"))
+    [tool] = exporter.semantic("tool")
+    assert tool.attributes["error.type"] == "pydantic_core._pydantic_core.ValidationError"
+    assert "otel_agents.tool.denied" not in tool.attributes

@@ -880,3 +880,69 @@ def test_gen_ai_alone_a_message_with_media_is_the_agent_input_message(instrument
     assert given["parts"][1]["uri"] == "https://example.test/parcel.jpg"
     [model] = exporter.semantic("model")
     assert json.loads(model.attributes["gen_ai.input.messages"])[-1] == given
+
+
+def _told(result: Any, call_id: str) -> dict:
+    """The function response ADK gave the model for ``call_id``."""
+    return next(p.function_response.response for e in result.events for p in (e.content.parts if e.content else [])
+                if p.function_response and p.function_response.id == call_id)
+
+
+def test_a_call_of_a_tool_the_agent_lacks_is_a_refused_tool_span(instrumented: Any, exporter: SnapshotExporter,
+                                                                  envelopes: list) -> None:
+    """The model calls ``lokup``: ADK stands a bare ``BaseTool`` in for it, raises ``ValueError`` into the tool error
+    callbacks and, none answering, tells the model no tool has that name; nothing runs. The tool span is a refused
+    one: ERROR, ``error.type`` ``unknown_tool`` (not ``ValueError``, kept as its ``exception`` event),
+    ``otel_agents.tool.denied``; the envelope lists the call as failed."""
+    result = run_agent(support_agent(ScriptedLlm([call("lokup", order_id="A100"), "sorry"])))
+    assert result.error is None and "no tool with that name" in _told(result, "call-lokup-0")["error"]
+    [tool] = exporter.semantic("tool")
+    assert tool.name == "execute_tool lokup" and tool.attributes["gen_ai.tool.call.id"] == "call-lokup-0"
+    assert tool.status == StatusCode.ERROR and tool.attributes["error.type"] == "unknown_tool", tool.attributes
+    assert tool.attributes["otel_agents.tool.denied"] is True
+    assert [e[0] for e in tool.events] == ["exception"]
+    assert parent_of(tool, exporter.semantic()).name == "invoke_agent support"
+    [env] = check(envelopes)
+    assert [(c["id"], c["status"]) for c in env["tool_calls"]] == [("call-lokup-0", "error")]
+
+
+@pytest.mark.parametrize("arguments, validation", [({"zzz": 1}, False), ({"order_id": {"a": 1}}, True)],
+                         ids=["mandatory-missing", "wrong-type"])
+def test_arguments_a_function_tool_rejects_are_a_refused_tool_span(arguments: dict, validation: bool, instrumented: Any,
+                                                                   exporter: SnapshotExporter, envelopes: list,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lookup_order`` called without its mandatory ``order_id``, or (with ADK's argument validation on) with a
+    value that is not a string: ``FunctionTool`` answers ``{"error": ...}`` and never calls the function. Its span
+    is not an ok call whose result is ADK's complaint: ERROR, ``error.type`` ``validation_error``,
+    ``otel_agents.tool.denied``, ADK's answer as the result and description; the envelope lists it as failed."""
+    if validation:
+        monkeypatch.setenv("ADK_ENABLE_FUNCTION_TOOL_ARG_VALIDATION", "1")
+    ran: list = []
+
+    def lookup_order(order_id: str) -> dict:
+        """Look up an order by its id."""
+        ran.append(order_id)
+        return {"status": "shipped"}
+
+    agent = support_agent(ScriptedLlm([call("lookup_order", **arguments), "sorry"]), tools=[lookup_order])
+    told = _told(run_agent(agent), "call-lookup_order-0")
+    assert ran == [] and list(told) == ["error"]
+    [tool] = exporter.semantic("tool")
+    assert tool.status == StatusCode.ERROR and tool.attributes["error.type"] == "validation_error", tool.attributes
+    assert tool.attributes["otel_agents.tool.denied"] is True
+    assert tool.json_attr("gen_ai.tool.call.arguments") == arguments
+    assert tool.json_attr("gen_ai.tool.call.result") == told and tool.status_description == told["error"]
+    [env] = check(envelopes)
+    assert [(c["id"], c["status"]) for c in env["tool_calls"]] == [("call-lookup_order-0", "error")]
+
+
+def test_a_tool_answering_an_error_dict_itself_is_an_ok_call(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A tool that ran and returned ``{"error": ...}`` in its own words is an ordinary call (not refused)."""
+
+    def lookup_order(order_id: str) -> dict:
+        """Look up an order by its id."""
+        return {"error": f"Invoking `lookup_order()` failed: no order {order_id}"}
+
+    run_agent(support_agent(ScriptedLlm([call("lookup_order", order_id="Z9"), "sorry"]), tools=[lookup_order]))
+    [tool] = exporter.semantic("tool")
+    assert tool.status == StatusCode.UNSET and "otel_agents.tool.denied" not in tool.attributes

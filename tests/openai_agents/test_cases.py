@@ -1019,3 +1019,52 @@ def test_a_custom_spans_input_is_not_set_where_it_is_written_nowhere(provider: A
             exporter.clear()
         else:
             assert "cache lookup" in given and json.loads(custom.attributes["input.value"]) == {"key": "A1"}
+
+
+@pytest.mark.parametrize("raw", ["{not json", '{"query": 5, "extra": 1}', "[1]"], ids=["not-json", "invalid", "not-object"])
+def test_arguments_the_sdk_rejects_before_the_tool_runs_are_a_refused_call(raw: str, instrumented: Any,
+                                                                           exporter: SnapshotExporter,
+                                                                           memory: Any) -> None:
+    """A function call whose arguments are not JSON, fail the tool's parameters or are no JSON object: the SDK raises
+    ``ModelBehaviorError`` ("Invalid JSON input for tool ...") before the function runs, traces its function span
+    with the error and tells the model its ``failure_error_function`` text. Our tool span is a refused call, not a
+    failed run of the tool: ERROR, ``error.type`` ``validation_error``, ``otel_agents.tool.denied``, the SDK's
+    exception kept as its event, the text the model was told as result and description; the envelope lists it as
+    failed. Ground truth: the function call output the model was sent."""
+    ran: list = []
+
+    @function_tool
+    def lookup(query: str) -> str:
+        """Look something up."""
+        ran.append(query)
+        return f"found {query}"
+
+    bad = {"output": [{"type": "function_call", "id": "fc_r", "call_id": "call_r", "name": "lookup",
+                       "arguments": raw, "status": "completed"}]}
+    script = ScriptedResponses([bad, say("sorry")])
+    agent = Agent(name="support", instructions="help", tools=[lookup], model=responses_model(script))
+    assert asyncio.run(Runner.run(agent, "go")).final_output == "sorry" and ran == []
+    [told] = [i["output"] for i in script.requests[1]["input"] if i.get("type") == "function_call_output"]
+    [tool] = exporter.semantic("tool")
+    assert tool.attributes["gen_ai.tool.call.id"] == "call_r"
+    assert tool.status == StatusCode.ERROR and tool.attributes["error.type"] == "validation_error", tool.attributes
+    assert tool.attributes["otel_agents.tool.denied"] is True
+    assert [(e[0], e[1]["exception.type"]) for e in tool.events] == [("exception", "agents.exceptions.ModelBehaviorError")]
+    assert tool.attributes["gen_ai.tool.call.result"] == told == tool.status_description
+    [env] = check(fold(memory.get_finished_spans()))
+    assert [(c["id"], c["status"]) for c in env["tool_calls"]] == [("call_r", "error")]
+
+
+def test_a_call_of_a_tool_the_agent_lacks_fails_the_run(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """The SDK does not answer a call of a tool the agent lacks: it raises ``ModelBehaviorError`` ("Tool lokup not
+    found in agent support") and the run fails. The run's error is the truth: the agent span fails with it; no tool
+    span is made up (the SDK traced none)."""
+    from agents.exceptions import ModelBehaviorError
+
+    agent = Agent(name="support", instructions="help",
+                  model=responses_model(ScriptedResponses([call(("lokup", {"query": "a"})), say("unused")])))
+    with pytest.raises(ModelBehaviorError, match="Tool lokup not found"):
+        asyncio.run(Runner.run(agent, "go"))
+    assert exporter.semantic("tool") == []
+    [run] = exporter.semantic("agent")
+    assert run.status == StatusCode.ERROR and run.attributes["error.type"] == "agents.exceptions.ModelBehaviorError"

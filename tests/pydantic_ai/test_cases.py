@@ -492,3 +492,77 @@ def test_native_output_is_json_output(instrumented: Any, exporter: SnapshotExpor
     native, text = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
     assert native.attributes["gen_ai.output.type"] == "json"
     assert "gen_ai.output.type" not in text.attributes
+
+
+def _fallback_models(answers: bool) -> Any:
+    """A ``FallbackModel`` whose first model fails with an HTTP 503 and whose second answers ``fine`` (whole or
+    streamed), or fails too (``answers=False``)."""
+    from pydantic_ai.exceptions import ModelHTTPError
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.fallback import FallbackModel
+    from pydantic_ai.models.function import FunctionModel
+
+    def broken(messages: list, info: Any) -> Any:
+        raise ModelHTTPError(503, "primary-1", {"error": "overloaded"})
+
+    async def broken_stream(messages: list, info: Any) -> Any:
+        raise ModelHTTPError(503, "primary-1", {"error": "overloaded"})
+        yield ""  # pragma: no cover - a stream function
+
+    async def streamed(messages: list, info: Any) -> Any:
+        yield "fi"
+        yield "ne"
+
+    def answer(messages: list, info: Any) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("fine")])
+
+    backup = FunctionModel(answer, stream_function=streamed, model_name="backup-1") if answers else \
+        FunctionModel(broken, stream_function=broken_stream, model_name="backup-1")
+    return FallbackModel(FunctionModel(broken, stream_function=broken_stream, model_name="primary-1"), backup)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_fallback_models_failed_attempt_is_an_event_of_its_request(stream: bool, instrumented: Any,
+                                                                      exporter: SnapshotExporter) -> None:
+    """``FallbackModel``: the first model fails (HTTP 503), the second answers. One request, one model span (as
+    PydanticAI's own instrumentation: one ``chat`` span, its failed attempts below it), the answering model as the
+    response model, not failed; the failed attempt is an ``exception`` event on it (the project's rule for a
+    retried attempt), not lost. Ground truth: the response's ``failed_attempts``."""
+    import asyncio
+
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse
+
+    agent = Agent(_fallback_models(True), name="support")
+    if stream:
+        async def run() -> Any:
+            async with agent.run_stream("go") as streamed:
+                assert await streamed.get_output() == "fine"
+                return streamed.all_messages()
+        messages = asyncio.run(run())
+    else:
+        result = agent.run_sync("go")
+        assert result.output == "fine"
+        messages = result.all_messages()
+    [attempt] = [a for m in messages if isinstance(m, ModelResponse) for a in m.failed_attempts or ()]
+    assert attempt.model_name == "primary-1" and attempt.error.startswith("ModelHTTPError: ")
+    model = only(exporter, "model")
+    assert model.status == StatusCode.UNSET and "error.type" not in model.attributes
+    assert model.attributes["gen_ai.response.model"] == "backup-1"
+    assert [(e[0], e[1]["exception.type"], e[1]["exception.message"]) for e in model.events] == \
+        [("exception", "pydantic_ai.exceptions.ModelHTTPError", attempt.error.removeprefix("ModelHTTPError: "))]
+
+
+def test_a_fallback_model_whose_models_all_fail_fails_its_request(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Both models fail: one model span, ERROR with PydanticAI's ``FallbackExceptionGroup`` (what the run raises),
+    each model's failure an ``exception`` event before it."""
+    from pydantic_ai import Agent
+    from pydantic_ai.exceptions import FallbackExceptionGroup
+
+    with pytest.raises(FallbackExceptionGroup):
+        Agent(_fallback_models(False), name="support").run_sync("go")
+    model = only(exporter, "model")
+    assert model.status == StatusCode.ERROR
+    assert model.attributes["error.type"] == "pydantic_ai.exceptions.FallbackExceptionGroup"
+    assert [e[1]["exception.type"].rsplit(".", 1)[1] for e in model.events] == \
+        ["ModelHTTPError", "ModelHTTPError", "FallbackExceptionGroup"]

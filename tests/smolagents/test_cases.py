@@ -284,7 +284,8 @@ def test_uninstrument_restores_smolagents(provider: Any, exporter: SnapshotExpor
 
     before = {(o, n): o.__dict__.get(n) for o, n in [
         (Model, "generate"), (ScriptedModel, "generate"), (Tool, "__call__"), (MultiStepAgent, "run"),
-        (ToolCallingAgent, "_step_stream"), (local_python_executor, "timeout"), (Model, "__init_subclass__")]}
+        (ToolCallingAgent, "_step_stream"), (ToolCallingAgent, "execute_tool_call"), (local_python_executor, "timeout"),
+        (Model, "__init_subclass__")]}
     inst = SmolagentsInstrumentor()
     inst.instrument(tracer_provider=provider)
     inst.uninstrument()
@@ -425,3 +426,35 @@ def test_gen_ai_alone_a_run_with_images_has_them_in_the_agent_input(instrument: 
     sent = [p for m in exporter.semantic("model")[0].json_attr("gen_ai.input.messages") for p in m["parts"]
             if p["type"] == "blob"]
     assert sent == message["parts"][1:]
+
+
+@pytest.mark.parametrize("name, arguments, reason", [
+    ("lokup", {"order_id": "A100"}, "unknown_tool"),
+    ("lookup_order", {"order": "A100"}, "validation_error")], ids=["unknown-tool", "rejected-arguments"])
+def test_a_tool_call_smolagents_refuses_is_a_refused_tool_span(name: str, arguments: dict, reason: str,
+                                                                instrumented: Any, exporter: SnapshotExporter,
+                                                                envelopes: list) -> None:
+    """The model calls a tool the agent lacks, or ``lookup_order`` with an argument its schema does not have:
+    smolagents raises before any tool runs (``AgentToolExecutionError`` / ``AgentToolCallError``), the step fails
+    and the next step shows the model the error. The step's span keeps that error; under it, a refused tool span:
+    ERROR, ``error.type`` ``reason``, ``otel_agents.tool.denied``, the arguments, the error's message as the result,
+    zero length; the envelope lists the call as failed (the final answer is the run's output, not a tool call).
+    Ground truth: the step's error."""
+    probed: list[str] = []
+    agent = tool_calling_agent(ScriptedModel([[(name, arguments)], [("final_answer", {"answer": "sorry"})]]),
+                               tools=[make_lookup(probe=probed.append)])
+    assert agent.run("Where is A100?") == "sorry"
+    assert probed == []  # no tool ran
+    error = agent.memory.steps[1].error
+    spans = exporter.semantic()
+    step1 = next(s for s in spans if s.name == "step 1")
+    assert step1.status == StatusCode.ERROR and step1.attributes["error.type"] == f"smolagents.utils.{type(error).__name__}"
+    [refused] = [s for s in exporter.semantic("tool") if s.name == f"execute_tool {name}"]
+    assert parent_of(refused, spans) == step1, tree(spans)
+    assert refused.status == StatusCode.ERROR and refused.attributes["error.type"] == reason
+    assert refused.attributes["otel_agents.tool.denied"] is True
+    assert refused.json_attr("gen_ai.tool.call.arguments") == arguments
+    assert refused.attributes["gen_ai.tool.call.result"] == error.message == refused.status_description
+    assert refused.start_time == refused.end_time
+    [env] = envelopes
+    assert [(c["name"], c["status"]) for c in env["tool_calls"]] == [(name, "error")]

@@ -231,6 +231,10 @@ OTEL_AGENTS_TOOL_DENIED = "otel_agents.tool.denied"
 # framework answered the model with an error and ran nothing (CrewAI's ``ToolFailureReason`` word, ``unknown_tool``;
 # PydanticAI's retry cause ``unknown_tool``).
 UNKNOWN_TOOL = "unknown_tool"
+# ``error.type`` of a refused tool call (:data:`OTEL_AGENTS_TOOL_DENIED`) whose arguments the framework rejected before
+# the tool ran (not JSON, or not what the tool's schema asks): PydanticAI's retry cause for it, ``validation_error``
+# (CrewAI's ReAct path has its own word, ``invalid_input``).
+INVALID_TOOL_ARGUMENTS = "validation_error"
 OTEL_AGENTS_SKILL_NAME = "otel_agents.skill.name"
 OTEL_AGENTS_TASK_NAME = "otel_agents.task.name"
 OTEL_AGENTS_TASK_ID = "otel_agents.task.id"

@@ -12,6 +12,11 @@ the generator: the member's ``agent`` span is a child of the delegation.
 Agno catches a tool's exception and hands the model its message
 (``FunctionExecutionResult(status="failure")``): the span ends with ERROR, ``error.type`` ``tool_error`` and
 that message as its description (Agno keeps no exception object: an in-band failure, as an MCP tool's).
+
+A call Agno answers without running anything (``Model.get_function_calls_to_run``: a tool the agent does not have,
+or arguments that are not JSON) never reaches ``execute``: it is a zero-length refused tool span
+(``otel_agents.tool.denied``; ``error.type`` ``unknown_tool`` or ``validation_error``) with Agno's answer as its
+result, where the call's span would be.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, probes, wrap_stream
+from ..._spans.messages import json_arguments
 from ...semconv import Kind, attributes as A
 from ._context import activate, in_context, parent, stopped, track_stream
 
@@ -51,6 +57,31 @@ class ToolHooks:
                     span.mark_paused()
         if end:
             span.end()
+
+    def calls_to_run(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``Model.get_function_calls_to_run(assistant_message, messages, functions)``: the calls it answered itself
+        (an error tool message appended to ``messages`` instead of a call to run) as refused tool spans."""
+        messages = args[1] if len(args) > 1 else kwargs.get("messages")
+        before = len(messages) if isinstance(messages, list) else None
+        result = wrapped(*args, **kwargs)
+        if before is not None and len(messages) > before and instrumentation_enabled():
+            with guard("agno.tool.refused"):
+                message = args[0] if args else kwargs.get("assistant_message")
+                functions = (args[2] if len(args) > 2 else kwargs.get("functions")) or {}
+                asked = {c.get("id"): c.get("function") or {} for c in probes.attr(message, "tool_calls") or ()
+                         if isinstance(c, dict)}
+                for answer in messages[before:]:
+                    call_id = probes.attr(answer, "tool_call_id")
+                    if call_id not in asked:
+                        continue
+                    name = asked[call_id].get("name")
+                    self.telemetry.refused_tool_call(
+                        name if isinstance(name, str) else None,
+                        A.INVALID_TOOL_ARGUMENTS if name in functions else A.UNKNOWN_TOOL, parent=parent(),
+                        call_id=call_id if isinstance(call_id, str) else None,
+                        arguments=json_arguments(asked[call_id].get("arguments")),
+                        result=probes.attr(answer, "content"))
+        return result
 
     def execute_sync(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         """``FunctionCall.execute`` (a plain method: no per-call check)."""

@@ -63,6 +63,7 @@ class Installation:
             self.patches.add(Model, name, self.models.stream)
         self.patches.add(FunctionCall, "execute", self.tools.execute_sync)
         self.patches.add(FunctionCall, "aexecute", self.tools.execute_async)
+        self.patches.add(Model, "get_function_calls_to_run", self.tools.calls_to_run)
         try:
             from agno.reasoning.manager import ReasoningManager
 

@@ -86,6 +86,12 @@ What you get
   → ``execute_tool {tool}`` (``tool``): name, call id, description, arguments,
   result; a tool that raised ends with ERROR. A handoff (``transfer_to_…``) is a
   tool span recording ``otel_agents.handoff.target``; so is ``AgentTool``/``TeamTool``.
+  A call ``AssistantAgent`` answers with an error and no tool run (a name no
+  workbench has, arguments that are not JSON) is a zero-length refused tool span:
+  ERROR, ``otel_agents.tool.denied``, ``error.type`` ``unknown_tool`` /
+  ``validation_error``, AutoGen's error text as the result. So is a call whose
+  arguments ``run_json`` rejects (its ``args_type`` validation) before the tool
+  runs: its span ERROR, ``otel_agents.tool.denied``, ``validation_error``.
 
 Every span ends: on the result, on an exception, when a stream is exhausted, or
 when it is closed/dropped unfinished (``otel_agents.stream.abandoned``, output so

@@ -5,16 +5,28 @@ the handoff tools (``transfer_to_…``, which record the target agent as
 ``otel_agents.handoff.target``), ``AgentTool``/``TeamTool`` (an agent or team used as
 a tool: its run nests under the tool span) — whether it is called from a workbench or
 directly. A tool that raises ends with ERROR (the agent then reports the error to the
-model as a ``FunctionExecutionResult`` with ``is_error``, and goes on).
+model as a ``FunctionExecutionResult`` with ``is_error``, and goes on). Arguments ``run_json`` rejects before
+the tool runs (its ``args_type`` validation) make a refused call: ``otel_agents.tool.denied``, ``error.type``
+``validation_error``, pydantic's ``ValidationError`` kept as the span's ``exception`` event.
+
+A call ``AssistantAgent._execute_tool_call`` answers without running a tool — arguments that are not JSON, a name
+no workbench or handoff has — is a zero-length refused tool span (``otel_agents.tool.denied``, ``error.type``
+``validation_error`` / ``unknown_tool``) with AutoGen's error result as its result: its two error results that
+reach no tool (the second recognised by AutoGen's own text for it; were that text to change, the call only loses
+its span).
 """
 
 from __future__ import annotations
 
 import contextvars
 import functools
+import json
 from typing import Any, Callable
 
+from pydantic import ValidationError
+
 from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled
+from ..._spans.messages import json_arguments
 from ...semconv import Kind
 from ...semconv import attributes as A
 from ._context import context_of, current_owner
@@ -48,19 +60,60 @@ class ToolHooks:
         return start
 
     @staticmethod
-    def _finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
-        if error is None and result is not None:
-            span.set_tool_result(result)  # the span layer reads plain data only (never the user's model_dump)
+    def _finisher(tool: Any) -> Callable[[SemanticSpan, Any, BaseException | None], None]:
+        def finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
+            if error is None and result is not None:
+                span.set_tool_result(result)  # the span layer reads plain data only (never the user's model_dump)
+            elif _rejected_arguments(tool, error):  # (before the error is recorded: its type stands, see set_error)
+                told = str(error).strip()  # what a workbench answers the model with
+                span.set_tool_result(told)
+                span.set_denied(A.INVALID_TOOL_ARGUMENTS, told)
+        return finish
 
     def run_json(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
-        return run_coroutine(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs), self._finish)
+        return run_coroutine(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs),
+                             self._finisher(instance))
 
     def run_json_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
-        return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs), self._finish)
+        return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs),
+                          self._finisher(instance))
+
+    def execute_tool_call(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``AssistantAgent._execute_tool_call`` (a coroutine function answering ``(call, result)``): the calls it
+        answers itself, running no tool, as refused tool spans under the current span (the agent's)."""
+        if not instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        return self._refusals(wrapped(*args, **kwargs))
+
+    async def _refusals(self, pending: Any) -> Any:
+        outcome = await pending
+        with guard("autogen.tool.refused"):
+            call, result = outcome
+            if getattr(result, "is_error", False):
+                name, raw = call.name, call.arguments
+                try:
+                    json.loads(raw)
+                    reason = A.UNKNOWN_TOOL if result.content == f"Error: tool '{name}' not found in any workbench" \
+                        else None
+                except ValueError:
+                    reason = A.INVALID_TOOL_ARGUMENTS
+                if reason is not None:
+                    self.telemetry.refused_tool_call(name, reason, call_id=call.id, arguments=json_arguments(raw),
+                                                     result=result.content)
+        return outcome
+
+
+def _rejected_arguments(tool: Any, error: BaseException | None) -> bool:
+    """Whether ``error`` is ``BaseTool.run_json``'s validation of the arguments against the tool's ``args_type``,
+    which fails before the tool runs: a pydantic ``ValidationError`` titled with that model's name."""
+    if not isinstance(error, ValidationError):
+        return False
+    args_type = tool.args_type() if callable(getattr(tool, "args_type", None)) else None
+    return isinstance(args_type, type) and error.title == args_type.__name__
 
 
 def _handoff_target(tool_name: str) -> str | None:

@@ -51,6 +51,12 @@ class Installation:
             report_internal_error("autogen.stop_reason", exc)
         self.patches.add(BaseTool, "run_json", self.tools.run_json)
         self.patches.add(BaseStreamTool, "run_json_stream", self.tools.run_json_stream)
+        try:  # a private method: moved, a call AutoGen refuses has no tool span, the rest works
+            from autogen_agentchat.agents import AssistantAgent
+
+            self.patches.add(AssistantAgent, "_execute_tool_call", self.tools.execute_tool_call)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("autogen.refused_calls", exc)
         self._uncarry: Callable[[], None] = lambda: None
         try:
             self._uncarry = carry_context_into_tool_threads()

@@ -72,7 +72,13 @@ What you get
   the model's answer, is the agent span's output (and the ECP envelope's
   ``public_output``), while the model span keeps what the model returned.
 * Each tool execution → ``execute_tool {tool}`` (``tool``): name, call id,
-  description, arguments, result; a tool that raised ends with ERROR.
+  description, arguments, result; a tool that raised ends with ERROR. A call ADK
+  answers without running a tool is ERROR with ``otel_agents.tool.denied``: a name
+  the agent has no tool for (ADK raises ``ValueError`` for it, kept as the span's
+  ``exception`` event, and tells the model so) ``error.type`` ``unknown_tool``;
+  arguments a ``FunctionTool`` rejects (failed type validation, a mandatory
+  parameter missing: ADK answers ``{"error": ...}`` and never calls the function)
+  ``validation_error``, ADK's answer as the result.
   ``transfer_to_agent`` is a tool span recording ``otel_agents.handoff.target``;
   the target agent's span opens under it (``otel_agents.agent.parent`` = the
   agent that transferred), so the delegation tree shows the hand-off. An

@@ -16,6 +16,8 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.function_tool import FunctionTool
 from opentelemetry.trace import NonRecordingSpan
 
 from ..._spans import SemanticSpan, Telemetry, finalize, guard, pop_run_attributes, probes, push_run_attributes
@@ -482,9 +484,35 @@ class Hooks:
                 inv.paused = True
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
-            elif result is not None and span.records_content:
-                span.set_tool_result(result)
+                if type(tool) is BaseTool and isinstance(error, ValueError):  # ADK's stand-in for a name it lacks
+                    span.set_denied(A.UNKNOWN_TOOL)
+            elif result is not None:
+                if span.records_content:
+                    span.set_tool_result(result)
+                rejected = _rejected_arguments(tool, result)
+                if rejected is not None:
+                    span.set_denied(A.INVALID_TOOL_ARGUMENTS, rejected)
         span.end()
+
+
+# The two answers ADK's ``FunctionTool.run_async`` gives, without calling the function, to arguments it rejects
+# (types that fail its validation; a mandatory parameter missing), after the tool's name.
+_REJECTED_ARGUMENTS = ("()` failed due to argument validation errors:",
+                       "()` failed as the following mandatory input parameters are not present:")
+
+
+def _rejected_arguments(tool: Any, result: Any) -> str | None:
+    """ADK's message if ``result`` is ``FunctionTool``'s answer to arguments it rejected (the function never ran:
+    ``{"error": "Invoking `name()` failed ..."}``, recognised by ADK's own text; were it to change, the call
+    reads as an ordinary one), else ``None``."""
+    if not isinstance(tool, FunctionTool) or not isinstance(result, dict) or list(result) != ["error"]:
+        return None
+    message = result["error"]
+    prefix = f"Invoking `{tool.name}"
+    if isinstance(message, str) and message.startswith(prefix) and \
+            message[len(prefix):].startswith(_REJECTED_ARGUMENTS):
+        return message
+    return None
 
 
 # The agent that called each tool span (for ``otel_agents.agent.parent`` of an AgentTool's agent); weak keys,

@@ -49,6 +49,11 @@ Every entry point — ``Runner.run``, ``run_sync``, ``run_streamed`` — gives t
 * ``execute_tool {tool}`` (``tool``): name, call id (matched to the model's call), arguments,
   result. A tool that raised is ERROR with the exception's type and keeps, as its result, the error
   text the model received (``failure_error_function``). User spans opened inside a tool hang under it.
+  Arguments the SDK rejects before the function runs (not JSON, not an object, failing the parameters'
+  validation: its ``ModelBehaviorError`` "Invalid JSON input for tool ...") make a refused call:
+  ``error.type`` ``validation_error``, ``otel_agents.tool.denied``, the exception kept as its event. A call of
+  a tool the agent lacks is not answered by the SDK: it raises ``ModelBehaviorError`` and the run fails (the
+  agent span's error; no tool span, the SDK traces none).
 * a handoff is a ``tool`` span named for the handoff tool (``transfer_to_{agent}``) with
   ``otel_agents.handoff.target``, under the agent that handed off; the receiving agent's span is
   nested under it, and the two stay open until the receiving agent is done, so the fold shows

@@ -367,7 +367,10 @@ class OtelAgentsProcessor(TracingProcessor):
         rec.token = rec.ctx = rec.owner = None
 
     @staticmethod
-    def _end(sem: SemanticSpan, error: BaseException | None, unwinding: BaseException | None) -> None:
+    def _end(sem: SemanticSpan, error: BaseException | None, unwinding: BaseException | None,
+             denied: tuple[str, str | None] | None = None) -> None:
+        """End ``sem`` with ``error`` (the SDK's) or ``unwinding`` (what ends its span); ``denied``: the call never
+        ran, ``(error.type, what the model was told)`` (:meth:`SemanticSpan.set_denied`), after ``error``."""
         if isinstance(unwinding, _ABANDON):
             sem.mark_abandoned()
             sem.record_error(unwinding, control_flow=True)
@@ -375,6 +378,8 @@ class OtelAgentsProcessor(TracingProcessor):
             sem.set_error(error.error_type, str(error))
         elif error is not None:
             sem.record_error(error)
+            if denied is not None:
+                sem.set_denied(*denied)
         elif unwinding is not None and not isinstance(unwinding, Exception):  # KeyboardInterrupt, SystemExit
             sem.record_error(unwinding, control_flow=True)
         sem.end()
@@ -541,6 +546,10 @@ class OtelAgentsProcessor(TracingProcessor):
                 self._tool_end(sem, data, rec)
             except Exception as failure:  # noqa: BLE001 - as guard() does
                 report_internal_error("openai_agents.tool", failure)
+            if _rejected_arguments(error):
+                output = getattr(data, "output", None)
+                self._end(sem, error, exc, denied=(A.INVALID_TOOL_ARGUMENTS, output if isinstance(output, str) else None))
+                return
         elif stype == "guardrail":
             triggered = bool(getattr(data, "triggered", False))
             sem.set_attribute(A.OTEL_AGENTS_GUARDRAIL_TRIGGERED, triggered)
@@ -746,6 +755,13 @@ class OtelAgentsProcessor(TracingProcessor):
         mcp = getattr(data, "mcp_data", None)
         if isinstance(mcp, dict) and mcp:
             sem.set_attributes({"mcp.method.name": "tools/call", "mcp.server": mcp.get("server")})
+
+
+def _rejected_arguments(error: BaseException | None) -> bool:
+    """Whether ``error`` is the SDK's refusal of a function tool's arguments before the function runs (not JSON,
+    not a JSON object, failing the parameters' validation): a ``ModelBehaviorError`` whose message starts
+    "Invalid JSON input for tool", which is how the SDK itself tells it apart (``agents.tool``)."""
+    return type(error).__name__ == "ModelBehaviorError" and str(error).startswith("Invalid JSON input for tool")
 
 
 def awaits_approval(result: Any) -> bool:

@@ -59,6 +59,12 @@ Every entry point — ``run``, ``run_sync``, ``run_stream``, ``run_stream_sync``
   and system prompts are ``gen_ai.system_instructions`` and the first
   OpenInference message (role ``system``); the request's function and output
   tools are ``gen_ai.tool.definitions`` / ``llm.tools.N.tool.json_schema``.
+  A request that takes more than one attempt (a ``FallbackModel`` or the
+  ``ModelFallback`` capability moving on to its next model, a hook's
+  ``RetryModelRequest``) stays one span, as PydanticAI's own ``chat`` span: each
+  attempt that raised is an ``exception`` event on it (noted where PydanticAI
+  records it, ``AttemptLog.record``), its outcome and response model are the
+  last attempt's (a ``FallbackExceptionGroup`` when every model failed).
 * ``execute_tool {tool}`` (``tool``), one per call: name, call id, description,
   arguments, result (a returned file as a GenAI media part). A ``ModelRetry`` shows as an errored tool span, then the
   retried call's span; arguments the tool rejects give an errored span too.

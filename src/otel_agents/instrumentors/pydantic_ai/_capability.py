@@ -28,12 +28,13 @@ from decimal import Decimal
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from opentelemetry import trace
 from pydantic_ai.capabilities import AbstractCapability, CombinedCapability
 from pydantic import ValidationError
-from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, RunCancelled, RunTimedOut,
-                                    SkipToolExecution, ToolRetryError, UnexpectedModelBehavior)
+from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, FallbackExceptionGroup, ModelRetry, RunCancelled,
+                                    RunTimedOut, SkipToolExecution, ToolRetryError, UnexpectedModelBehavior)
 
-from ..._spans import SemanticSpan, guard, instrumentation_enabled, report_internal_error
+from ..._spans import SemanticSpan, guard, instrumentation_enabled, report_internal_error, semantic_span_for
 from ..._spans.address import server_attributes
 from ...semconv import Kind
 from ...semconv import attributes as A
@@ -495,6 +496,25 @@ def _watch(request_context: Any, request: _Request) -> tuple | None:
     except Exception as exc:  # noqa: BLE001 - never into the user's request
         report_internal_error("pydantic_ai.watch", exc)
         return None
+
+
+def failed_attempt(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    """``AttemptLog.record(model, failure, start, ...)``, where PydanticAI notes every attempt at a request that
+    failed before another answered it (a ``FallbackModel`` moving on to its next model, the ``ModelFallback``
+    capability, a hook's ``RetryModelRequest``): an attempt that raised is an ``exception`` event on the request's
+    model span (:meth:`~otel_agents._spans.SemanticSpan.record_failed_attempt`, ``retried``: the span's outcome is
+    the last attempt's). A ``FallbackExceptionGroup`` (a nested ``FallbackModel`` that failed whole) is not: its
+    attempts were noted one by one. A rejected response raised nothing: it stays the billed response PydanticAI
+    moved on from. The request's span is the current request's; a streamed request's attempts run where that is
+    no longer set (its stream is entered later), with its span current."""
+    with guard("pydantic_ai.failed_attempt"):
+        failure = args[1] if len(args) > 1 else kwargs.get("failure")
+        if isinstance(failure, Exception) and not isinstance(failure, FallbackExceptionGroup):
+            request = _current_request.get()
+            span = request.span if request is not None else semantic_span_for(trace.get_current_span())
+            if span is not None and span.kind is Kind.MODEL:
+                span.record_failed_attempt(failure, retried=True)
+    return wrapped(*args, **kwargs)
 
 
 def _unwatch(tokens: tuple | None) -> None:

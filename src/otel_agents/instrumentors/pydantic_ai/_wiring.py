@@ -49,9 +49,9 @@ from pydantic_ai.capabilities.abstract import leaf_capabilities
 from pydantic_ai.models.instrumented import InstrumentedModel as _INSTRUMENTED_MODEL
 from pydantic_ai.result import StreamedRunResult, StreamedRunResultSync
 
-from ..._spans import Telemetry, guard, instrumentation_enabled, wrap_stream
+from ..._spans import Telemetry, guard, instrumentation_enabled, report_internal_error, wrap_stream
 from ..._spans.finalisers import new_lock
-from ._capability import CAPABILITY_ID, ObservedCapabilities, OpensInPrepare, OtelAgentsCapability, \
+from ._capability import CAPABILITY_ID, failed_attempt, ObservedCapabilities, OpensInPrepare, OtelAgentsCapability, \
     capability_type, is_rejected_output
 from .. import _hf_inference
 from .._patch import PatchSet
@@ -80,6 +80,12 @@ class Installation:
         self.patches.add(Agent, "iter", self._iter)
         self.patches.keep(_hf_inference.use())  # HuggingFaceModel's streams cut short (see .._hf_inference)
         self.patches.add(StreamedRunResult, "_marked_completed", self._marked_completed)
+        try:  # a private class: moved, a request's failed attempts leave no event, the rest works
+            from pydantic_ai._fallback import AttemptLog
+
+            self.patches.add(AttemptLog, "record", failed_attempt)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("pydantic_ai.patch.attempts", exc)
         for name in _SYNC_STREAM_METHODS:
             self.patches.add(StreamedRunResultSync, name, self._sync_stream)
 

@@ -59,7 +59,12 @@ Python that calls tools), sync or streamed (``run(stream=True)``,
 * ``execute_tool {tool.name}`` (``tool``) per call: name, description, arguments,
   result, errors — from JSON tool calls and from generated code alike (the
   local executor's worker thread runs in the caller's context, so these nest
-  under the step that ran the code).
+  under the step that ran the code). A JSON tool call smolagents refuses before
+  any tool runs — a tool name the agent lacks, arguments that fail its
+  ``validate_tool_arguments`` — fails its step (the next step shows the model the
+  error) and is a zero-length ``execute_tool {name}`` span, ERROR,
+  ``otel_agents.tool.denied``, ``error.type`` ``unknown_tool`` / ``validation_error``,
+  smolagents' error message as its result: the ECP envelope lists the call, failed.
 * A managed agent (in another agent's ``managed_agents``), called by the
   manager as a tool or from its code: an ``execute_tool {name}`` span for the
   delegation (the tool name is the managed agent's name) with the managed run's

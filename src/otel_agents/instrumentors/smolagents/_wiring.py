@@ -19,6 +19,11 @@
   (:mod:`._hierarchy`): one ``model`` span per request, whatever the class.
 * ``BaseTool.__call__`` on every tool class: one ``tool`` span per call, named
   after the tool's ``name`` (every ``@tool`` function is the same class).
+* ``ToolCallingAgent.execute_tool_call``: a JSON tool call smolagents refuses before any tool runs — a name the
+  agent has no tool or managed agent for (``AgentToolExecutionError``), arguments ``validate_tool_arguments``
+  rejects (``AgentToolCallError``) — fails its step, and the next step shows the model the error; it is a
+  zero-length refused tool span (``unknown_tool`` / ``validation_error``) under the step, with that error's message
+  as its result.
 * ``smolagents.local_python_executor.timeout``: the local executor runs generated
   code on a worker thread; our version of this decorator runs the code in a copy
   of the caller's context, so tools called from code nest under their step.
@@ -38,11 +43,11 @@ import weakref
 from typing import Any, Callable
 
 from smolagents import local_python_executor
-from smolagents.agents import ActionOutput, MultiStepAgent, RunResult
+from smolagents.agents import ActionOutput, MultiStepAgent, RunResult, ToolCallingAgent
 from smolagents.memory import ActionStep, FinalAnswerStep, PlanningStep
 from smolagents.models import Model, agglomerate_stream_deltas, supports_stop_parameter
 from smolagents.tools import BaseTool
-from smolagents.utils import AgentMaxStepsError
+from smolagents.utils import AgentMaxStepsError, AgentToolCallError, AgentToolExecutionError
 
 from ..._spans import (ChatMessage, SemanticSpan, StepIterator, Telemetry, guard, in_forked_child, instrumentation_enabled,
                        output_type_of, report_internal_error, wrap_stream)
@@ -146,6 +151,8 @@ class Installation:
             "run": self._run, "__call__": self._delegate, "_step_stream": self._step_stream,
             "_generate_planning_step": self._planning_step, "_validate_final_answer": self._validate_final_answer},
             site="smolagents.patch"))
+        self._add(lambda: HierarchyPatch(ToolCallingAgent, {"execute_tool_call": self._execute_tool_call},
+                                         site="smolagents.patch"))
         self._add(lambda: Patch(local_python_executor, "timeout", self._timeout))  # type: ignore[arg-type]
         self.patches.keep(_litellm.use())  # LiteLLMModel's streams: what LiteLLM makes up at their end (see .._litellm)
         self.patches.keep(_hf_inference.use())  # InferenceClientModel's streams cut short (see .._hf_inference)
@@ -381,6 +388,23 @@ class Installation:
                 span.set_tool_result(_convert.jsonable_result(result))
         span.end()
         return result
+
+    def _execute_tool_call(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """A JSON tool call (``tool_name``, ``arguments``): one smolagents refuses before running anything (a name
+        the agent lacks, arguments it rejects) is a refused tool span under the current span (the step)."""
+        name = _bound(args, kwargs, 0, "tool_name")
+        try:
+            return wrapped(*args, **kwargs)
+        except (AgentToolExecutionError, AgentToolCallError) as exc:
+            if instrumentation_enabled():
+                with guard("smolagents.tool_refused"):
+                    known = name in {**instance.tools, **instance.managed_agents}
+                    if not known or isinstance(exc, AgentToolCallError):  # else the tool ran (and has its span)
+                        self.telemetry.refused_tool_call(
+                            name if isinstance(name, str) else None,
+                            A.INVALID_TOOL_ARGUMENTS if known else A.UNKNOWN_TOOL,
+                            arguments=_bound(args, kwargs, 1, "arguments"), result=getattr(exc, "message", None))
+            raise
 
     # -- the local executor's worker thread ----------------------------------------------------
     def _timeout(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
