@@ -67,7 +67,7 @@ def test_ecp_run_through_a_fork_server_and_without_it(tmp_path: Path) -> None:
         assert server.poll() is None  # each scenario's `ecp serve` was a fork that ended, not the server
         forks = [line for line in log.read_text().splitlines() if line.startswith("forked ")]
         assert len(forks) == len(MANIFEST["scenarios"])  # ecp run starts the agent for every scenario
-        # a client in another environment: the fork execs its command (what the server imported is not its)
+        # a client in another environment execs its command itself (what the server imported is not its)
         report, spans = grade(tmp_path, sock, "other-env", dict(os.environ, OTEL_SERVICE_NAME="another"))
         assert (report["passed"], report["total"]) == (N_CHECKS, N_CHECKS)
         assert {s.resource.attributes["service.name"] for s in spans} == {"another"}
@@ -175,3 +175,18 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_client_in_another_environment_exits_with_its_commands_status(tmp_path: Path) -> None:
+    """A client whose environment is not the server's runs its command by exec, not in a fork of the server.
+    The fork used to exec it, and nobody then told the client the command's exit status: the client always
+    exited 1 (an ``ecp serve --replay`` that ended 0, or 2 on a bad file, said 1). Now the client execs the
+    command itself: its status, its output, its standard input."""
+    command = [sys.executable, "-c", "import sys; print(sys.stdin.read().upper()); sys.exit(3)"]
+    with fork_server(tmp_path, "--serve", f"{EXAMPLE}:agent") as (server, sock, log):
+        proc = subprocess.run([sys.executable, "-I", str(FORKSERVER), str(sock), *command], input="from stdin",
+                              capture_output=True, text=True, timeout=60, env=dict(os.environ, OTEL_SERVICE_NAME="x"))
+        assert (proc.returncode, proc.stdout) == (3, "FROM STDIN\n"), proc
+        assert any(" execs its command: " in line and "OTEL_SERVICE_NAME" in line
+                   for line in log.read_text().splitlines()), log.read_text()
+        assert server.poll() is None

@@ -15,7 +15,8 @@ its own per scenario, as with the command itself, without importing anything aga
 SIGTERM/SIGINT on to the child (ecp-runtime ends a scenario's agent with SIGTERM) and exits with its
 status; a client killed outright (SIGKILL) ends its child all the same, by closing its end of the
 connection. A client whose environment differs from the one the server started in (beyond what a shell sets)
-gets a fork that execs the command (the server's log names the variables that differ); a target is
+is told to exec the command itself (the server's log names the variables that differ), so its exit status is
+still the command's; a target is
 imported again in the fork when ``ecp serve`` changed the environment before loading it (``--collect``: an
 example may read it at import). With no server listening on SOCKET (the demo is over) the client execs the
 command itself, so the manifests stay runnable by hand. The client is run by path and imports the standard library only.
@@ -61,6 +62,7 @@ def client(path: str, command: list[str]) -> int:
         os.execvp(command[0], command)
     request = json.dumps({"argv": command, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
     socket.send_fds(sock, [struct.pack("!I", len(request)) + request], [0, 1, 2])
+    own = [os.dup(0), os.dup(1)]  # for an exec of our own (below)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):  # the child holds the pipes now: their ends close when it exits
         os.dup2(null, fd)
@@ -68,6 +70,15 @@ def client(path: str, command: list[str]) -> int:
     first = reply.readline()
     if not first:
         return 1
+    if first == b"exec\n":  # the server's imports are not for our environment: the command itself, here
+        for fd, saved in enumerate(own):  # (the command's exit status is then this process's)
+            os.dup2(saved, fd)
+        for signum in pending:  # what we were sent meanwhile, as the command would have taken it
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        os.execvp(command[0], command)
+    for saved in own:
+        os.close(saved)
     child = int(first)
     for signum in pending:
         os.kill(child, signum)
@@ -195,17 +206,18 @@ def _child(conn: socket.socket, environ: dict, run: Callable[[list[str]], int]) 
         request = json.loads(data[4:])
         differs = sorted(k for k in _without_shell(request["env"]).keys() | _without_shell(environ).keys()
                          if request["env"].get(k) != environ.get(k))
-        if differs:  # to the server's log, still our standard error (the names alone: values may be secrets)
-            print(f"{os.getpid()} execs its command: its environment differs in {', '.join(differs)}",
+        if differs:  # not what we imported in: the client runs the command itself (an exec here would never
+            # tell it the command's exit status); said to the server's log, still our standard error (the names
+            # alone: values may be secrets)
+            print(f"{os.getpid()}: its client execs its command: its environment differs in {', '.join(differs)}",
                   file=sys.stderr, flush=True)
+            conn.sendall(b"exec\n")
+            os._exit(0)  # the server's atexit handlers are the server's
         for target_fd, fd in enumerate(fds):
             os.dup2(fd, target_fd)
             os.close(fd)
         os.chdir(request["cwd"])
         conn.sendall(f"{os.getpid()}\n".encode())
-        if differs:  # not what we imported in: the command itself
-            os.set_inheritable(conn.fileno(), True)  # closed when it exits: the client's end of file
-            os.execve(request["argv"][0], request["argv"], request["env"])
         os.environ.update({k: v for k, v in request["env"].items() if k not in _without_shell(request["env"])})
         threading.Thread(target=_end_with_client, args=(conn,), daemon=True).start()
         code = run(request["argv"])
