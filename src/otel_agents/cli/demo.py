@@ -478,8 +478,8 @@ class ForkServer:
         with open(log, "w", encoding="utf-8") as err:
             self.proc = CHILDREN.popen(
                 [sys.executable, "-m", "otel_agents.cli.forkserver", *args],
-                # the environment of the `ecp run`s, hence of the clients: one that differs gets a fork that
-                # execs its command (imports and all), as every client did when this was the demo's own
+                # the environment of the `ecp run`s, hence of the clients: one that differs execs its command
+                # itself (imports and all), as every client did when this was the demo's own
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, env=ecp_environment())
         self._lock = threading.Lock()
         self._waited = False
