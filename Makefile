@@ -236,6 +236,13 @@ demo: $(STAMP) $(foreach n,$(DEMO_ISOLATED),.venv-$(n)/.installed-stamp)
 # of most CPU out first (pytest_xdist_make_scheduler): one handed out last kept a worker busy alone at the end.
 # Measured again 2026-12-07 evening (/usr/bin/time, -n 2, Phoenix and MLflow not provisioned, so their tests
 # skipped): .venv 1,268 s (user 1,121 + sys 147); its two workers ended within ~40 s of each other.
+# 2026-12-08 (shared machine, load 3-8 from other sessions; -n 2, Phoenix and MLflow not provisioned): .venv
+# 1,091 s (user 958 + sys 133), 17:13 wall. Of the drop, measured file by file (before -> after, one run each):
+# tests/replay's `ecp serve`s and `ecp run`s made forks of its module's fork servers (their clients had exec'd
+# afresh: the servers started under another PYTEST_CURRENT_TEST), 32.5 -> 12.5 s; `ecp collect` imports
+# genai-prices with the first model span it receives, not at start (~0.25 s a process, ~50 in the suite),
+# tests/collect/test_collect.py 46.8 -> 42.2 s. The rest of the 177 s is the machine's noise and other
+# commits, not measured cuts.
 # The isolated venvs are installed while the main suite runs, one after another (each build of the editable
 # package rewrites src/otel_agents.egg-info), each suite started as soon as its venv is: the main suite, the
 # longest, started after the five installs, ~90 s on the CI machine (2026-12-07: .venv 47 s, then 11+34+13+28+4).

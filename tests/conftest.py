@@ -57,7 +57,7 @@ FIRST_SCOPES = (
     "tests/collect/test_collect.py",  # 32 s
     "tests/serve/test_server.py",  # 34 s (measured 2026-12-07 evening): every example's framework imported once
     "tests/backends/test_zero_code.py",  # 33 s, 5 tests: `opentelemetry-instrument` processes
-    "tests/replay/test_replay.py",  # 29 s
+    "tests/replay/test_replay.py",  # 29 s; ~13 s since its `ecp serve`s and `ecp run`s are forks (2026-12-08)
     "tests/a2a/test_a2a.py",  # 20 s
     "tests/mcp/test_mcp.py",  # 20 s
     "tests/backends/test_mlflow.py",  # MLflow's server

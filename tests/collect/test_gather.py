@@ -223,3 +223,28 @@ def test_bounds_must_be_positive() -> None:
         TraceGatherer(print, max_traces=0)
     with pytest.raises(ValueError):
         TraceGatherer(print, trace_idle=5, trace_timeout=1)
+
+
+def test_prices_are_loaded_with_the_first_model_span_not_before(rec, monkeypatch) -> None:
+    """genai-prices (0.3-0.4 s of CPU to import) is loaded when the first model span arrives, before its trace
+    is folded (the fold that prices it does not wait), and never for a receiver that gets only tool and agent
+    spans (every `ecp collect` paid it at start-up)."""
+    from otel_agents.exporters.ecp import _gather
+
+    loads: list[int] = []
+    monkeypatch.setattr(_gather, "load_prices", lambda: loads.append(1) or True)
+    clock = Clock()
+    g, got = _gatherer(clock)
+    g.add([s for run in _runs(rec, 2) for s in run])
+    clock.now = 5.0
+    assert g.fold_ready() == 2 and loads == []
+    agent = rec.telemetry.start_span(Kind.AGENT, "support")
+    model = rec.telemetry.start_span(Kind.MODEL, "chat", parent=agent)
+    model.end()
+    agent.end()
+    g.add(rec.spans[:1])  # the model span alone: the prices load now, its trace not folded yet
+    assert loads == [1] and g.held_traces == 1
+    g.add(rec.spans[1:])
+    clock.now = 10.0
+    assert g.fold_ready() == 1 and loads == [1]
+    assert len(got) == 3

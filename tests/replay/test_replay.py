@@ -64,21 +64,34 @@ def _manifest(path: Path, target: str, *, new_checks: bool) -> Path:
     return path
 
 
-_GRADERS: list[ForkServer] = []  # the module's fork server of `ecp run` (the fixture below), while it runs
+_GRADERS: list[ForkServer] = []  # the module's fork servers of `ecp run` and `ecp serve` (below), while they run
+
+
+def _env() -> dict[str, str]:
+    """The environment of the module's fork servers and of their clients: the demo's, without pytest's
+    PYTEST_CURRENT_TEST (it names the test and its phase: a client whose environment differs from its server's
+    gets a fork that execs its command, imports and all, as every ``ecp run`` here did)."""
+    return {k: v for k, v in ecp_environment().items() if k != "PYTEST_CURRENT_TEST"}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _graders() -> Iterator[None]:
     """Each ``ecp run`` of the module a fork of one process that imported ecp-runtime (as ``otel-agents demo``'s:
-    ~0.6 s of CPU a run less), a process of its own all the same."""
+    ~0.6 s of CPU a run less), and each ``otel-agents ecp serve`` (agent or replay, :func:`_ecp_serve`) a fork of
+    one that imported our CLI, ECP server and fold (as the demo's regrade: ~0.4 s a process less), each a
+    process of its own all the same. One replay server is started afresh
+    (test_k_recorded_runs_are_graded_in_order_by_one_http_replay_server), and one whose environment differs
+    (test_replayed_trace_file_gets_the_live_verdicts_without_the_agent's import blocker) is exec'd by its fork."""
     sockets = Path(tempfile.mkdtemp(prefix="otel-agents-replay-"))  # mode 0700: only we can reach the server
-    server = ForkServer.of_ecp_run(sockets, sockets)
-    _GRADERS.append(server)
+    servers = [ForkServer.of_ecp_run(sockets, sockets, _env()),
+               ForkServer(["--serve", str(sockets / "serve.sock")], sockets / "serve.forkserver.log", _env())]
+    _GRADERS.extend(servers)
     try:
         yield
     finally:
         _GRADERS.clear()
-        server.stop()
+        for server in servers:
+            server.stop()
         shutil.rmtree(sockets, ignore_errors=True)
 
 
@@ -87,9 +100,18 @@ def _ecp_run(manifest: Path, report: Path) -> dict:
     if _GRADERS:
         _GRADERS[0].wait_ready(60)
         command = _GRADERS[0].client(command)
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT, env=ecp_environment())
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT, env=_env())
     assert report.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
     return json.loads(report.read_text(encoding="utf-8"))
+
+
+def _ecp_serve(*args: str) -> list[str]:
+    """The command ``otel-agents ecp serve ARGS``, run in a fork of the module's fork server of it."""
+    command = [OTEL_AGENTS, "ecp", "serve", *args]
+    if _GRADERS:
+        _GRADERS[1].wait_ready(60)
+        command = _GRADERS[1].client(command)
+    return command
 
 
 def _verdicts(report: dict) -> list[tuple[str, int, list[bool]]]:
@@ -98,7 +120,7 @@ def _verdicts(report: dict) -> list[tuple[str, int, list[bool]]]:
 
 
 def _serve(*args: str) -> str:
-    return "exec " + shlex.join([OTEL_AGENTS, "ecp", "serve", *args])
+    return "exec " + shlex.join(_ecp_serve(*args))
 
 
 def test_replayed_trace_file_gets_the_live_verdicts_without_the_agent(tmp_path: Path) -> None:
@@ -222,8 +244,9 @@ def test_malformed_lines_are_skipped_and_the_runs_around_them_kept(tmp_path: Pat
     runs = load_runs(str(source), errors=errors)
     assert [r.envelope["public_output"] for r in runs] == ["first", "second"]
     assert [e.line for e in errors] == [1, 3, 4, 6, 7] and all(e.source == str(source) for e in errors)
-    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source)], capture_output=True, text=True,
-                          input='{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{}}\n', timeout=120)
+    proc = subprocess.run(_ecp_serve("--replay", str(source)), capture_output=True, text=True,
+                          input='{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{}}\n', timeout=120,
+                          env=_env())
     assert proc.returncode == 0 and '"result"' in proc.stdout, proc.stderr
     assert f"skipped {source}:3: " in proc.stderr and f"skipped {source}:7: " in proc.stderr
 
@@ -258,8 +281,8 @@ def test_nan_in_a_stored_run_is_a_bad_line_named_by_field_and_the_runs_around_it
                       encoding="utf-8")
     steps = "".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "agent/step", "params": {"input": "hello"}}) + "\n"
                     for i in (1, 2, 3))
-    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source)], capture_output=True, text=True,
-                          input=steps, timeout=120)
+    proc = subprocess.run(_ecp_serve("--replay", str(source)), capture_output=True, text=True,
+                          input=steps, timeout=120, env=_env())
     assert proc.returncode == 0, proc.stderr
     answers = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [a.get("result", {}).get("public_output") for a in answers] == ["first", "second", None]
@@ -361,8 +384,9 @@ def test_envelopes_that_record_no_input_are_named_at_start_and_in_the_step_error
         Replayer(runs, str(source)).answer(ReplayState(), "Where is order A100?")
     note = "2 of the 2 stored runs record no input (lines 1, 2) and match no step"
     assert note in error.value.message and "replay those runs' trace file instead" in error.value.message
-    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source)], capture_output=True, text=True,
-                          input='{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{}}\n', timeout=120)
+    proc = subprocess.run(_ecp_serve("--replay", str(source)), capture_output=True, text=True,
+                          input='{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{}}\n', timeout=120,
+                          env=_env())
     assert proc.returncode == 0 and '"result"' in proc.stdout and f"{source}: {note}" in proc.stderr, proc.stderr
 
 
@@ -431,8 +455,8 @@ def _replay_steps(source: Path, *inputs: str) -> tuple[list[dict], str]:
     lines = ['{"jsonrpc":"2.0","id":0,"method":"agent/initialize","params":{}}'] + [
         json.dumps({"jsonrpc": "2.0", "id": i, "method": "agent/step", "params": {"input": text}})
         for i, text in enumerate(inputs, 1)]
-    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source)], capture_output=True, text=True,
-                          input="\n".join(lines) + "\n", timeout=120)
+    proc = subprocess.run(_ecp_serve("--replay", str(source)), capture_output=True, text=True,
+                          input="\n".join(lines) + "\n", timeout=120, env=_env())
     assert proc.returncode == 0, proc.stderr
     return [json.loads(line) for line in proc.stdout.splitlines()][1:], proc.stderr
 
@@ -456,7 +480,7 @@ def test_options_that_do_nothing_with_or_without_replay_are_refused(options: lis
     source = tmp_path / "envelopes.jsonl"
     source.write_text("", encoding="utf-8")
     argv = [o.format(source=source, tmp=tmp_path, agent=AGENT) for o in options]
-    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", *argv], capture_output=True, text=True, input="", timeout=120)
+    proc = subprocess.run(_ecp_serve(*argv), capture_output=True, text=True, input="", timeout=120, env=_env())
     said = said.format(source=source, tmp=tmp_path)
     assert proc.returncode == 2 and proc.stderr.startswith(f"otel-agents ecp serve: {said}"), proc.stderr
     assert not (tmp_path / "t.jsonl").exists() and not (tmp_path / "c.json").exists()
@@ -469,8 +493,8 @@ def test_a_dash_for_a_file_option_is_refused(options: list[str], named: str, tmp
     """``--trace-file -`` or ``--log-file -`` (standard output, as ``ecp report --json -`` takes it) made a file
     named ``-`` in the working directory, the log and the spans in one file when both said it (what ``written_over``
     refuses for two file names). Now exit 2 naming the options, nothing written."""
-    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", f"{AGENT}:agent", *options], capture_output=True, text=True,
-                          input="", timeout=120, cwd=tmp_path)
+    proc = subprocess.run(_ecp_serve(f"{AGENT}:agent", *options), capture_output=True, text=True,
+                          input="", timeout=120, cwd=tmp_path, env=_env())
     assert proc.returncode == 2 and proc.stderr.startswith(f"otel-agents ecp serve: {named}: these options name "
                                                            "files"), proc.stderr
     assert list(tmp_path.iterdir()) == []
@@ -492,8 +516,8 @@ def test_a_pretty_printed_source_is_replayed_as_fold_reads_it(tmp_path: Path) ->
     assert [r.envelope["public_output"] for r in load_runs(str(envelope))] == ["shipped"]
     text = pretty.read_text(encoding="utf-8")
     pretty.write_text(text[:len(text) // 2], encoding="utf-8")
-    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(pretty)], capture_output=True, text=True,
-                          input="", timeout=120)
+    proc = subprocess.run(_ecp_serve("--replay", str(pretty)), capture_output=True, text=True,
+                          input="", timeout=120, env=_env())
     [problem] = _fold_errors(pretty)
     assert problem.line == 1 and "unexpected end of data" in problem.message
     assert proc.returncode == 2 and f"no stored run (neither envelopes nor OTLP/JSON spans) ({problem})" in proc.stderr
@@ -534,12 +558,13 @@ def test_a_replay_cursor_that_is_not_one_is_refused_naming_the_file(tmp_path: Pa
                           ("{not json", "cannot read --replay-cursor"),
                           ('{"replayed": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply")):
         cursor.write_text(text, encoding="utf-8")
-        proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source), "--replay-cursor", str(cursor)],
-                              capture_output=True, text=True, input="", timeout=120)
+        proc = subprocess.run(_ecp_serve("--replay", str(source), "--replay-cursor", str(cursor)),
+                              capture_output=True, text=True, input="", timeout=120, env=_env())
         assert proc.returncode == 2 and f"{problem}" in proc.stderr and str(cursor) in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
-    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source), "--replay-cursor", "/dev/zero"],
-                          capture_output=True, text=True, input="", timeout=120)  # read whole, endlessly, before
+    proc = subprocess.run(_ecp_serve("--replay", str(source), "--replay-cursor", "/dev/zero"),
+                          capture_output=True, text=True, input="", timeout=120,
+                          env=_env())  # read whole, endlessly, before
     assert proc.returncode == 2 and "/dev/zero is over" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     cursor.write_text("", encoding="utf-8")
     run = StoredRun(envelope, input_key("Where is order A100?"), None, None, "", "t/s")
@@ -602,8 +627,8 @@ def test_a_step_that_raised_or_timed_out_is_replayed_as_the_error_it_was(tmp_pat
     traces = tmp_path / "trace.jsonl"
 
     def served(*args: str) -> list[dict]:
-        proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", *args], input=requests, capture_output=True, text=True,
-                              timeout=120)
+        proc = subprocess.run(_ecp_serve(*args), input=requests, capture_output=True, text=True,
+                              timeout=120, env=_env())
         return [json.loads(line) for line in proc.stdout.splitlines()]
 
     live = served(f"{agent}:agent", "--trace-file", str(traces), "--step-timeout", "1")
@@ -623,10 +648,10 @@ def test_runs_whose_output_was_cut_when_recorded_are_counted_at_start(tmp_path: 
     requests = ('{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{}}\n'
                 '{"jsonrpc":"2.0","id":2,"method":"agent/step","params":{"input":"hi"}}\n')
     traces = tmp_path / "trace.jsonl"
-    subprocess.run([OTEL_AGENTS, "ecp", "serve", f"{agent}:agent", "--trace-file", str(traces)], input=requests,
-                   capture_output=True, text=True, timeout=120, check=True)
-    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(traces)], input=requests, capture_output=True,
-                          text=True, timeout=120)
+    subprocess.run(_ecp_serve(f"{agent}:agent", "--trace-file", str(traces)), input=requests,
+                   capture_output=True, text=True, timeout=120, check=True, env=_env())
+    proc = subprocess.run(_ecp_serve("--replay", str(traces)), input=requests, capture_output=True,
+                          text=True, timeout=120, env=_env())
     answer = json.loads(proc.stdout.splitlines()[1])["result"]["public_output"]
     assert not answer.endswith(" END")  # what the spans kept
     assert f"{traces}: 1 of the 1 stored runs had their step's input or output cut to the content budget" in proc.stderr

@@ -473,14 +473,15 @@ class ForkServer:
     as if started afresh, without importing again. A client that finds no server listening runs its command
     itself."""
 
-    def __init__(self, args: list[str], log: Path) -> None:
+    def __init__(self, args: list[str], log: Path, env: dict[str, str] | None = None) -> None:
         self.socket = args[1]
         with open(log, "w", encoding="utf-8") as err:
             self.proc = CHILDREN.popen(
                 [sys.executable, "-m", "otel_agents.cli.forkserver", *args],
-                # the environment of the `ecp run`s, hence of the clients: one that differs execs its command
-                # itself (imports and all), as every client did when this was the demo's own
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, env=ecp_environment())
+                # the environment of the clients (default: of the `ecp run`s, ecp_environment()): one that differs
+                # execs its command itself (imports and all), as every client did when this was the demo's own
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+                env=ecp_environment() if env is None else env)
         self._lock = threading.Lock()
         self._waited = False
 
@@ -494,10 +495,10 @@ class ForkServer:
                    out / framework / "forkserver.log")
 
     @classmethod
-    def of_ecp_run(cls, sockets: Path, folder: Path) -> ForkServer:
+    def of_ecp_run(cls, sockets: Path, folder: Path, env: dict[str, str] | None = None) -> ForkServer:
         """``ecp run``'s: it imports ecp-runtime's CLI once, and each ``ecp run`` is a fork of it calling its
-        entry point (:meth:`client`). Its log: ``folder/ecp-run.forkserver.log``."""
-        return cls(["--serve-ecp-run", str(sockets / "ecp-run.sock")], folder / "ecp-run.forkserver.log")
+        entry point (:meth:`client`). Its log: ``folder/ecp-run.forkserver.log``; ``env``: as :class:`ForkServer`'s."""
+        return cls(["--serve-ecp-run", str(sockets / "ecp-run.sock")], folder / "ecp-run.forkserver.log", env)
 
     def client(self, command: list[str]) -> list[str]:
         """The command that runs ``command`` in a fork of this server (or runs it itself, no server listening)."""

@@ -41,9 +41,10 @@ _PROVIDER_IDS = {
 
 # genai-prices (pydantic models, its HTTP client, its 1.6 MB price table: 0.3-0.4 s of CPU) is imported by
 # load_prices(), once per process, not with this module: a process that folds no model call (``otel-agents
-# --help``, ``doctor``, ``export``, ``collect``, a fold of spans without usage) never pays it. Where a fold
-# is set up to run beside an application or a receiver (``ECPFoldingProcessor``, ``TraceGatherer``), it
-# calls load_prices() itself, so that no run waits for the import (it made a process's first fold ~20% slower).
+# --help``, ``doctor``, ``export``, a ``collect`` that receives no model span, a fold of spans without usage)
+# never pays it. Where a fold runs beside an application (``ECPFoldingProcessor``: when it is set up) or a
+# receiver (``TraceGatherer``: with the first model span it holds), it calls load_prices() itself, so that no
+# run waits for the import when it is folded (it made a process's first fold ~20% slower).
 genai_prices = None  # the module, once load_prices() imported it
 _available: bool | None = None  # None: not yet asked
 

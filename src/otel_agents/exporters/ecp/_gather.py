@@ -134,7 +134,9 @@ class TraceGatherer:
         self._folded = FoldedSpans(max_spans, max_traces)
         # our steps of the traces whose last span arrived up to trace_timeout s before a peer's (PeerViews)
         self._views = PeerViews(min(max_spans, 10_000))
-        load_prices()  # here, not when the first trace is folded (a one-time 0.3-0.4 s)
+        # genai-prices is imported with the first model span received (a one-time 0.3-0.4 s of CPU), before its
+        # trace is folded: a receiver that gets no model call (tool servers, the tests' emitters) never pays it
+        self._unpriced = True
 
     @property
     def held_traces(self) -> int:
@@ -187,6 +189,9 @@ class TraceGatherer:
                     held.parents_missing.add(fs.parent_id)
             held.index[span_id] = fs
             self._held_spans += 1
+            if self._unpriced and fs.semantic_kind == "model":
+                self._unpriced = False
+                load_prices()
             if fs.parent is None:
                 held.root = True
             if fs.foreign:
