@@ -215,7 +215,8 @@ def instrumentation_status() -> dict[str, FrameworkStatus]:
     for name, fw in FRAMEWORKS.items():
         failure = _active[name].install_error if name in _active else None
         if failure is not None:  # installed when the application imported the framework, and that failed
-            out[name] = FrameworkStatus(name, _status[name].installed_version, fw.supported, False, f"failed: {failure!r}")
+            out[name] = FrameworkStatus(name, _status[name].installed_version, fw.supported, False,
+                                        f"failed: {failure!r}")
         elif name in _status:
             out[name] = _status[name]
         else:

@@ -398,7 +398,8 @@ def test_cancellation_ends_every_span_as_control_flow(instrumented: Any, exporte
                                                       envelopes: list) -> None:
     """A CancellationToken cancelled mid-request: every open span (team, agent, model) ends as control flow
     (``otel_agents.control_flow`` CancelledError, status unset, no error.type), the agent's stop reason
-    ``cancelled`` and the team's, none abandoned, nothing current; the envelope has that stop reason and no error line."""
+    ``cancelled`` and the team's, none abandoned, nothing current; the envelope has that stop reason and no error
+    line."""
     slow = ScriptedClient(tool_then_answer("lookup_order", {}), delay=5.0)
     team = RoundRobinGroupChat([agent_with_tool(client=slow)], termination_condition=MaxMessageTermination(3))
 

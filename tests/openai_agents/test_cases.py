@@ -1021,7 +1021,8 @@ def test_a_custom_spans_input_is_not_set_where_it_is_written_nowhere(provider: A
             assert "cache lookup" in given and json.loads(custom.attributes["input.value"]) == {"key": "A1"}
 
 
-@pytest.mark.parametrize("raw", ["{not json", '{"query": 5, "extra": 1}', "[1]"], ids=["not-json", "invalid", "not-object"])
+@pytest.mark.parametrize("raw", ["{not json", '{"query": 5, "extra": 1}', "[1]"],
+                         ids=["not-json", "invalid", "not-object"])
 def test_arguments_the_sdk_rejects_before_the_tool_runs_are_a_refused_call(raw: str, instrumented: Any,
                                                                            exporter: SnapshotExporter,
                                                                            memory: Any) -> None:
@@ -1049,7 +1050,8 @@ def test_arguments_the_sdk_rejects_before_the_tool_runs_are_a_refused_call(raw: 
     assert tool.attributes["gen_ai.tool.call.id"] == "call_r"
     assert tool.status == StatusCode.ERROR and tool.attributes["error.type"] == "validation_error", tool.attributes
     assert tool.attributes["otel_agents.tool.denied"] is True
-    assert [(e[0], e[1]["exception.type"]) for e in tool.events] == [("exception", "agents.exceptions.ModelBehaviorError")]
+    assert [(e[0], e[1]["exception.type"]) for e in tool.events] == \
+        [("exception", "agents.exceptions.ModelBehaviorError")]
     assert tool.attributes["gen_ai.tool.call.result"] == told == tool.status_description
     [env] = check(fold(memory.get_finished_spans()))
     assert [(c["id"], c["status"]) for c in env["tool_calls"]] == [("call_r", "error")]

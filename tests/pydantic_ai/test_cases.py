@@ -553,7 +553,8 @@ def test_a_fallback_models_failed_attempt_is_an_event_of_its_request(stream: boo
         [("exception", "pydantic_ai.exceptions.ModelHTTPError", attempt.error.removeprefix("ModelHTTPError: "))]
 
 
-def test_a_fallback_model_whose_models_all_fail_fails_its_request(instrumented: Any, exporter: SnapshotExporter) -> None:
+def test_a_fallback_model_whose_models_all_fail_fails_its_request(instrumented: Any,
+                                                                    exporter: SnapshotExporter) -> None:
     """Both models fail: one model span, ERROR with PydanticAI's ``FallbackExceptionGroup`` (what the run raises),
     each model's failure an ``exception`` event before it."""
     from pydantic_ai import Agent

@@ -448,7 +448,8 @@ def test_a_tool_call_smolagents_refuses_is_a_refused_tool_span(name: str, argume
     error = agent.memory.steps[1].error
     spans = exporter.semantic()
     step1 = next(s for s in spans if s.name == "step 1")
-    assert step1.status == StatusCode.ERROR and step1.attributes["error.type"] == f"smolagents.utils.{type(error).__name__}"
+    assert step1.status == StatusCode.ERROR
+    assert step1.attributes["error.type"] == f"smolagents.utils.{type(error).__name__}"
     [refused] = [s for s in exporter.semantic("tool") if s.name == f"execute_tool {name}"]
     assert parent_of(refused, spans) == step1, tree(spans)
     assert refused.status == StatusCode.ERROR and refused.attributes["error.type"] == reason

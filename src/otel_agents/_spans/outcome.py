@@ -58,8 +58,9 @@ class OutcomeSetters:
         name) and an ``exception`` event (its message only when content is on).
         A ``control_flow`` signal (a framework's interrupt, cancellation-as-flow)
         is not an error: it only sets ``otel_agents.control_flow``. A run's span (an agent span, or an
-        ``invoke_workflow`` chain: a team, a crew, a workflow) ended by ``asyncio.CancelledError``, ``KeyboardInterrupt`` or ``SystemExit`` (the program stopped
-        the run: Ctrl-C, ``sys.exit()`` in a tool) also gets the stop reason ``cancelled``. After
+        ``invoke_workflow`` chain: a team, a crew, a workflow) ended by ``asyncio.CancelledError``,
+        ``KeyboardInterrupt`` or ``SystemExit`` (the program stopped the run: Ctrl-C, ``sys.exit()`` in a tool)
+        also gets the stop reason ``cancelled``. After
         :meth:`set_error` (an in-band failure, e.g. MCP ``isError``), the exception a
         framework made of that failure adds its event only: the in-band ``error.type``
         and status stand (they are the protocol's own, more precise, verdict). An exception already recorded on
@@ -206,8 +207,9 @@ class OutcomeSetters:
 
     def set_stop_reason(self, reason: str) -> None:
         """Mark the run this span stands for (an agent span, or an ``invoke_workflow`` chain) as ended other than
-        by its agent answering: ``otel_agents.run.stop_reason`` = ``reason``, one of :data:`~otel_agents.semconv.attributes.STOP_REASONS`
-        (``max_turns``, ``budget``, ``termination``, ``guardrail``, ``cancelled``). The ECP fold reports it
+        by its agent answering: ``otel_agents.run.stop_reason`` = ``reason``, one of
+        :data:`~otel_agents.semconv.attributes.STOP_REASONS` (``max_turns``, ``budget``, ``termination``,
+        ``guardrail``, ``cancelled``). The ECP fold reports it
         as the envelope's ``metrics.stop_reason`` and a ``stopped`` evidence line. An unknown value is a bug
         of ours: logged once, not written."""
         if reason not in A.STOP_REASONS:

@@ -548,7 +548,8 @@ class OtelAgentsProcessor(TracingProcessor):
                 report_internal_error("openai_agents.tool", failure)
             if _rejected_arguments(error):
                 output = getattr(data, "output", None)
-                self._end(sem, error, exc, denied=(A.INVALID_TOOL_ARGUMENTS, output if isinstance(output, str) else None))
+                told = output if isinstance(output, str) else None
+                self._end(sem, error, exc, denied=(A.INVALID_TOOL_ARGUMENTS, told))
                 return
         elif stype == "guardrail":
             triggered = bool(getattr(data, "triggered", False))
