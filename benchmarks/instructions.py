@@ -277,7 +277,7 @@ def measure(frameworks: list[str], *, runs: int, warmup: int, repeats: int, peer
             if "skipped_framework" in c:
                 break
         built = from_journal([r for r in records if r["framework"] == framework])["frameworks"][framework]
-        if "variants" in built:
+        if "skipped_framework" not in built:
             print(f"  instructions {framework}: {_one_line(built)}", file=sys.stderr, flush=True)
     return from_journal([r for r in records if r["framework"] in frameworks], method=method)
 
@@ -356,7 +356,8 @@ def from_journal(records: list[dict[str, Any]], method: dict[str, Any] | None = 
         result["counted"] = {"date": mine[0]["date"], "commit": mine[0]["commit"]}
         frameworks[framework] = result
     method.pop("peers", None)
-    counted = [len(x["variants"]["none"]["repeats"]) for x in frameworks.values() if "variants" in x]
+    # (a framework skipped, not installed where it ran, has no variants to count)
+    counted = [len(x["variants"]["none"]["repeats"]) for x in frameworks.values() if "skipped_framework" not in x]
     about = {k: records[-1][k] for k in ("machine", "quick") if k in records[-1]}
     return {"date": min(r["date"] for r in records), "commit": records[0]["commit"], **about, "method": method,
             "frameworks": frameworks,
@@ -406,7 +407,7 @@ def merge(base: dict[str, Any] | None, parts: list[dict[str, Any]]) -> dict[str,
             frameworks[framework] = {**x, "counted": x.get("counted") or {"date": r["date"],
                                                                           "commit": r.get("commit")}}
     repeats = {framework: len(x["variants"]["none"]["repeats"]) for framework, x in frameworks.items()
-               if "variants" in x}
+               if "skipped_framework" not in x}
     counts = sorted(set(repeats.values()), key=lambda n: (list(repeats.values()).count(n), n))  # commonest last
     if len(counts) > 1:  # e.g. "3 (a2a) or 1 (the others)"
         method["repeats"] = " or ".join([*(f"{n} ({', '.join(f for f, k in repeats.items() if k == n)})"

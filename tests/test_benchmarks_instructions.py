@@ -177,3 +177,28 @@ def test_a_journal_line_cut_short_is_dropped_and_a_bad_line_named(tmp_path, monk
     journal.write_text(f"{lines[0]}\n[1, 2]\n", encoding="utf-8")
     with pytest.raises(SystemExit, match=r"line 2 lacks an object"):
         instructions.read_journal(str(journal))
+
+
+def test_a_framework_not_installed_is_recorded_skipped_beside_the_counted_ones(tmp_path, monkeypatch) -> None:
+    """A workload whose framework does not import (its process answers ``skipped_framework``: CrewAI's workload
+    run from a snapshot of ``src`` and ``benchmarks`` without ``tests``, whose fakes it imports) is kept as skipped,
+    beside the frameworks counted in the same run: building the results from the journal raised ``KeyError:
+    'none'`` on its empty variants, so the run ended with nothing written. # Was a bug"""
+    from benchmarks.overhead import skipped_framework
+    from benchmarks.workloads import a2a
+
+    counted = _counting(monkeypatch, stop_at=None)
+    counting = instructions._counted
+
+    def fake(python: str, framework: str, **kw) -> dict:
+        if framework == "a2a":
+            return skipped_framework(a2a, ImportError("No module named 'tests'", name="tests"))
+        return counting(python, framework, **kw)
+
+    monkeypatch.setattr(instructions, "_counted", fake)
+    result = _measure(tmp_path / "instructions.jsonl")
+    assert counted == [("mcp", 1), ("mcp", 2)]
+    assert result["frameworks"]["a2a"]["skipped_framework"] == "tests is not installed here"
+    assert result["frameworks"]["mcp"]["variants"]["ours"]["overhead_repeats"] == [200_001, 200_002]
+    merged = instructions.merge(None, [result])
+    assert merged["frameworks"]["a2a"]["skipped_framework"] and merged["method"]["repeats"] == 2

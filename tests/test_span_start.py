@@ -296,3 +296,48 @@ def test_setters_never_raise_on_a_sequence_whose_len_raises(provider, exporter) 
     s.set_tool_definitions(LenRaisingList([ToolDefinition("lookup", "Looks up.", None)]))
     s.end()
     assert exporter.spans[-1].name == "chat m"
+
+
+def test_the_sdk_is_given_the_context_a_span_opens_under() -> None:
+    """A span opened with no parent given is started by the SDK in the current context (handed to it, not read
+    again by it): its sampler sees that context (its span, its other values) and the span's parent is the current
+    span; with no current span it is a root. The same spans and parents as when the SDK read the context itself."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
+
+    from tests.spans import SnapshotExporter
+
+    seen: list[tuple[str, object, object]] = []
+
+    class Recording(Sampler):
+        def should_sample(self, parent_context, trace_id, name, kind=None, attributes=None, links=None,
+                          trace_state=None):
+            parent = trace.get_current_span(parent_context).get_span_context()
+            seen.append((name, parent.span_id if parent.is_valid else None,
+                         otel_context.get_value("marker", parent_context)))
+            return SamplingResult(Decision.RECORD_AND_SAMPLE)
+
+        def get_description(self) -> str:
+            return "recording"
+
+    exporter = SnapshotExporter()
+    provider = TracerProvider(sampler=Recording())
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    t = Telemetry(provider, framework="test")
+    token = otel_context.attach(otel_context.set_value("marker", "here"))
+    try:
+        t.start_span("tool", "root").end()
+        with provider.get_tracer("app").start_as_current_span("outer") as outer:
+            t.start_span("tool", "child").end()
+    finally:
+        otel_context.detach(token)
+    provider.shutdown()
+    outer_id = outer.get_span_context().span_id
+    assert [(name.split(" ")[-1], parent, marker) for name, parent, marker in seen] == [
+        ("root", None, "here"), ("outer", None, "here"), ("child", outer_id, "here")]
+    by_name = {s.name.split(" ")[-1]: s for s in exporter.spans}
+    assert by_name["root"].parent_id is None
+    assert by_name["child"].parent_id == outer_id
+    assert by_name["child"].trace_id == outer.get_span_context().trace_id

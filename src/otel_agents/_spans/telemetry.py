@@ -316,13 +316,16 @@ def _suppressed(current: otel_context.Context) -> bool:
 def _parent_context(parent: Any, current: otel_context.Context) -> tuple[otel_context.Context | None,
                                                                          Mapping[str, Any], SemanticSpan | None]:
     """The OTel context to start a child in, the run attributes it carries (its
-    semantic parent's, then the current context's) and its semantic parent; ``current`` is the current context."""
+    semantic parent's, then the current context's) and its semantic parent; ``current`` is the current context.
+    With no parent given the context is ``current`` itself, not ``None``: the SDK's ``Tracer.start_span`` and its
+    ``ParentBased`` sampler read the parent from the context they are given, and read the current one (two calls
+    each, three times a span) only for ``None``; the parent they find is the same."""
     if parent is None or not isinstance(parent, _PARENT_TYPES):  # none given: the current span's
         # trace.get_current_span(current), read here (three calls fewer for the SDK's span); no current span (a
         # root): none of ours, no look-up
         span = current.get(_SPAN_KEY)
-        ctx, semantic = None, (semantic_span_for(span) if span is not None and span is not trace.INVALID_SPAN and
-                               (type(span) is _SdkSpan or isinstance(span, Span)) else None)
+        ctx, semantic = current, (semantic_span_for(span) if span is not None and span is not trace.INVALID_SPAN and
+                                  (type(span) is _SdkSpan or isinstance(span, Span)) else None)
     elif isinstance(parent, SemanticSpan):
         ctx, semantic = _in_context(parent.span, current), parent
     elif isinstance(parent, otel_context.Context):

@@ -17,6 +17,7 @@ package's docstring (:mod:`otel_agents.instrumentors.autogen_agentchat`).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -91,6 +92,23 @@ def _calls(content: Any) -> list:
             if hasattr(c, "arguments") and hasattr(c, "name")]
 
 
+_ANTHROPIC_CLASSES: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+
+
+def _anthropic_class(cls: type) -> bool:
+    """Whether ``cls`` is ``autogen_ext``'s Anthropic client class or a subclass of one (a class of its MRO is
+    defined in ``autogen_ext.models.anthropic``); answered once per class (every model call asks it twice), kept
+    while the class lives."""
+    known = _ANTHROPIC_CLASSES.get(cls)
+    if known is None:
+        known = any(c.__module__.startswith("autogen_ext.models.anthropic") for c in cls.__mro__)
+        try:
+            _ANTHROPIC_CLASSES[cls] = known
+        except TypeError:  # a class that takes no weak reference: answered again next time
+            pass
+    return known
+
+
 def thinks_beside_calls(client: Any, extra_create_args: Any) -> bool:
     """Whether ``client`` puts reasoning, not text, in a ``thought`` beside tool calls: ``autogen_ext``'s Anthropic
     client (direct or Bedrock, a subclass of either; the one inside a ``ChatCompletionCache``) asked for extended
@@ -98,7 +116,7 @@ def thinks_beside_calls(client: Any, extra_create_args: Any) -> bool:
     arguments (the order its ``_get_thinking_config`` reads them in). Rule: the package docstring."""
     if type(client).__name__ == "ChatCompletionCache":
         client = getattr(client, "client", client)
-    if not any(c.__module__.startswith("autogen_ext.models.anthropic") for c in type(client).__mro__):
+    if not _anthropic_class(type(client)):
         return False
     config = extra_create_args.get("thinking") if isinstance(extra_create_args, Mapping) else None
     if config is None:
