@@ -147,4 +147,5 @@ def test_a_call_of_a_tool_the_agent_lacks_is_a_refused_tool_span(instrumentor: A
     assert_refused_unknown_tool(refused, {"city": "Paris"}, answer.content)
     assert parent_of(refused, spans).name == "tools"
     [env] = check(envelopes)
-    assert [(c["id"], c["status"]) for c in env["tool_calls"]] == [("call_0", "ok"), ("call_1", "error")]
+    # in the order the calls started: ToolNode runs the two at once, so either may come first
+    assert sorted((c["id"], c["status"]) for c in env["tool_calls"]) == [("call_0", "ok"), ("call_1", "error")]

@@ -16,8 +16,6 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from google.adk.tools.base_tool import BaseTool
-from google.adk.tools.function_tool import FunctionTool
 from opentelemetry.trace import NonRecordingSpan
 
 from ..._spans import SemanticSpan, Telemetry, finalize, guard, pop_run_attributes, probes, push_run_attributes
@@ -484,6 +482,8 @@ class Hooks:
                 inv.paused = True
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
+                from google.adk.tools.base_tool import BaseTool  # here: this module is imported without ADK too
+
                 if type(tool) is BaseTool and isinstance(error, ValueError):  # ADK's stand-in for a name it lacks
                     span.set_denied(A.UNKNOWN_TOOL)
             elif result is not None:
@@ -505,6 +505,8 @@ def _rejected_arguments(tool: Any, result: Any) -> str | None:
     """ADK's message if ``result`` is ``FunctionTool``'s answer to arguments it rejected (the function never ran:
     ``{"error": "Invoking `name()` failed ..."}``, recognised by ADK's own text; were it to change, the call
     reads as an ordinary one), else ``None``."""
+    from google.adk.tools.function_tool import FunctionTool  # here: this module is imported without ADK too
+
     if not isinstance(tool, FunctionTool) or not isinstance(result, dict) or list(result) != ["error"]:
         return None
     message = result["error"]
