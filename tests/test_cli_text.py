@@ -147,9 +147,13 @@ def test_output_into_a_closed_pipe_is_no_traceback(command: list[str], code: int
     """``otel-agents doctor | head -1``, ``otel-agents fold traces.jsonl | head``: the reader went away; the
     command stops quietly (exit 1): no ``BrokenPipeError`` traceback, and no "cannot write standard output"
     (fold said it, exit 2, as if the output had failed)."""
-    proc = subprocess.Popen([sys.executable, "-m", "otel_agents.cli", *command], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    proc.stdout.close()  # before it writes anything
+    read, write = os.pipe()
+    os.close(read)  # before the command starts: closed after it, a loaded machine let it write into the pipe first
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "otel_agents.cli", *command], stdout=write,
+                                stderr=subprocess.PIPE)
+    finally:
+        os.close(write)
     stderr = proc.stderr.read().decode()
     proc.stderr.close()
     assert proc.wait(timeout=120) == code
